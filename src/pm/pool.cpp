@@ -1,0 +1,370 @@
+#include "pmindex/pm/pool.hpp"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "pmindex/error.hpp"
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+namespace pmindex::pm {
+
+using namespace detail;
+
+// Which pool holds which id; guards thread registration against close.
+struct pool_registry {
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static pool* (&slots())[pool::k_max_pools] {
+    static pool* s[pool::k_max_pools] = {};
+    return s;
+  }
+  static inline uint64_t next_gen = 1;
+};
+
+namespace {
+
+[[noreturn]] void fail(errc c, const std::string& msg) { throw error(c, msg); }
+std::string sys_err() { return std::strerror(errno); }
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+uint64_t devdax_size(const struct stat& st) {
+  char p[128];
+  std::snprintf(p, sizeof p, "/sys/dev/char/%u:%u/size", major(st.st_rdev), minor(st.st_rdev));
+  std::ifstream f(p);
+  uint64_t n = 0;
+  f >> n;
+  return n;
+}
+
+double tsc_per_ns() {
+  static const double v = [] {
+    auto t0 = std::chrono::steady_clock::now();
+    uint64_t c0 = __rdtsc();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    uint64_t c1 = __rdtsc();
+    auto t1 = std::chrono::steady_clock::now();
+    double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
+    return (c1 - c0) / ns;
+  }();
+  return v;
+}
+
+}  // namespace
+
+std::unique_ptr<pool> pool::open(const pool_options& o) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<pool> p(new pool());
+  p->mode_ = o.pm_mode;
+  p->path_ = o.path;
+  p->observer_ = o.observer;
+  p->write_ns_ = o.write_ns;
+
+  flush_kind fk = o.flush == flush_kind::automatic ? best_flush() : o.flush;
+  if (!cpu_supports(fk))
+    fail(errc::unsupported, "this CPU has no " + std::string(to_string(fk)) + " instruction");
+  bool flushes = o.pm_mode == mode::persist || o.pm_mode == mode::tx || o.observer;
+  p->flush_ = flushes ? fk : flush_kind::none;
+  p->fence_ = flushes || o.pm_mode == mode::eadr;
+  if (o.write_ns) tsc_per_ns();
+
+  if (o.image) {
+    p->base_ = o.image;
+    p->size_ = o.image_size;
+    p->owns_mapping_ = false;
+    p->path_ = "<image>";
+    p->hdr_ = reinterpret_cast<pool_header*>(p->base_);
+    p->validate(o.image_size);
+  } else if (o.pm_mode == mode::dram || o.observer) {
+    if (o.size < k_min_pool_size)
+      fail(errc::too_small, "pool size " + std::to_string(o.size) + " is below the minimum of 1 MiB");
+    void* m = mmap(nullptr, o.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) fail(errc::io, "cannot map " + std::to_string(o.size) + " bytes: " + sys_err());
+    p->base_ = static_cast<char*>(m);
+    p->size_ = o.size;
+    p->anonymous_ = true;
+    p->hdr_ = reinterpret_cast<pool_header*>(p->base_);
+    p->path_ = o.observer ? "<crash-sim>" : "<dram>";
+    p->format(o);
+  } else {
+    p->map_file(o);
+  }
+
+  auto& h = *p->hdr_;
+  p->was_clean_ = !p->created_ && h.clean == 1;
+  p->heap_ = std::make_unique<alloc::heap>(p->base_, h.heap_offset, h.nchunks);
+  if (p->was_clean_) p->heap_->load(p->base_ + h.meta_offset);
+  p->epochs_ = std::make_unique<sync::epoch_manager>(&pool::reclaim, p.get());
+
+  {
+    std::lock_guard lk(pool_registry::mu());
+    auto& slots = pool_registry::slots();
+    unsigned id = 0;
+    while (id < k_max_pools && slots[id]) ++id;
+    if (id == k_max_pools) fail(errc::unsupported, "more than 64 pools open in one process");
+    slots[id] = p.get();
+    p->id_ = id;
+    p->gen_ = pool_registry::next_gen++;
+  }
+
+  // In use from now on: a crash before the next clean close means recovery.
+  if (!o.inspect) {
+    h.clean = 0;
+    h.open_count += 1;
+    p->persist(&h.root, 64);
+  }
+  p->open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+void pool::map_file(const pool_options& o) {
+  struct stat st;
+  bool exists = ::stat(o.path.c_str(), &st) == 0;
+  if (!exists && errno != ENOENT) fail(errc::io, "cannot stat " + o.path + ": " + sys_err());
+  if (!exists && o.open == open_mode::must_exist) fail(errc::missing_file, "pool not found: " + o.path);
+  if (exists && o.open == open_mode::must_create)
+    fail(errc::io, "pool already exists: " + o.path + " (remove it first)");
+  bool devdax = exists && S_ISCHR(st.st_mode);
+  if (exists && !devdax && !S_ISREG(st.st_mode)) fail(errc::not_a_pool, o.path + " is not a regular file");
+
+  fd_ = ::open(o.path.c_str(), O_RDWR | (exists ? 0 : O_CREAT | O_EXCL), 0644);
+  if (fd_ < 0) fail(errc::io, "cannot open " + o.path + ": " + sys_err());
+  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    fail(errc::io, "pool " + o.path + " is in use by another process");
+  }
+  auto undo_create = [&] {
+    if (!exists) ::unlink(o.path.c_str());
+  };
+
+  uint64_t len = exists ? (devdax ? devdax_size(st) : static_cast<uint64_t>(st.st_size)) : o.size;
+  if (!exists) {
+    if (o.size < k_min_pool_size) {
+      undo_create();
+      fail(errc::too_small, "pool size " + std::to_string(o.size) + " is below the minimum of 1 MiB");
+    }
+    int rc = posix_fallocate(fd_, 0, static_cast<off_t>(o.size));
+    if (rc != 0) {
+      undo_create();
+      fail(errc::io, "cannot allocate " + std::to_string(o.size) + " bytes for " + o.path + ": " +
+                         std::strerror(rc));
+    }
+  } else if (len < k_header_size && !devdax) {
+    fail(errc::not_a_pool, o.path + " is not a pmindex pool (only " + std::to_string(len) + " bytes)");
+  }
+
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd_, 0);
+  is_pmem_ = m != MAP_FAILED;
+  if (m == MAP_FAILED) m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (m == MAP_FAILED) {
+    undo_create();
+    fail(errc::io, "cannot map " + o.path + ": " + sys_err());
+  }
+  base_ = static_cast<char*>(m);
+  size_ = len;
+  hdr_ = reinterpret_cast<pool_header*>(base_);
+
+  struct statfs sfs;
+  bool tmpfs = fstatfs(fd_, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
+  if (!is_pmem_ && !devdax && !tmpfs && !o.quiet &&
+      (o.pm_mode == mode::persist || o.pm_mode == mode::eadr))
+    std::fprintf(stderr,
+                 "pmindex: warning: %s is not on a DAX file system (no MAP_SYNC); "
+                 "its flushes reach the page cache, not the media\n",
+                 o.path.c_str());
+  if (devdax) is_pmem_ = true;
+
+  bool fresh_devdax = devdax && std::memcmp(hdr_->magic, k_magic, 8) != 0 &&
+                      o.open != open_mode::must_exist;
+  if (!exists || fresh_devdax) {
+    created_ = true;
+    format(o);
+  } else {
+    validate(len);
+  }
+}
+
+void pool::format(const pool_options& o) {
+  created_ = true;
+  const uint64_t size = size_;
+  uint64_t per_chunk_meta = 4 + k_bitmap_bytes;
+  uint64_t n0 = (size - k_header_size) / (k_chunk_size + per_chunk_meta);
+  uint64_t meta_size = round_up(n0 * per_chunk_meta, 4096);
+  uint64_t heap_off = round_up(k_header_size + meta_size, k_chunk_size);
+  if (heap_off + k_chunk_size > size)
+    fail(errc::too_small, "pool size " + std::to_string(size) + " leaves no room for a heap");
+  uint64_t nchunks = (size - heap_off) / k_chunk_size;
+
+  auto& h = *hdr_;
+  std::memset(&h, 0, sizeof h);
+  h.format_version = k_format_version;
+  h.header_size = k_header_size;
+  h.pool_size = size;
+  h.chunk_size = k_chunk_size;
+  h.meta_offset = k_header_size;
+  h.meta_size = meta_size;
+  h.heap_offset = heap_off;
+  h.nchunks = nchunks;
+  h.create_time = static_cast<uint64_t>(std::time(nullptr));
+  std::snprintf(h.index_name, sizeof h.index_name, "%s", o.index_name.c_str());
+  std::snprintf(h.index_params, sizeof h.index_params, "%s", o.index_params.c_str());
+  persist(&h, sizeof h);
+  // The magic goes last: a crash during creation leaves "not a pool".
+  std::memcpy(h.magic, k_magic, 8);
+  persist(h.magic, 8);
+}
+
+void pool::validate(uint64_t len) {
+  auto& h = *hdr_;
+  if (len < k_header_size || std::memcmp(h.magic, k_magic, 8) != 0)
+    fail(errc::not_a_pool, path_ + " is not a pmindex pool (bad magic)");
+  if (h.format_version != k_format_version)
+    fail(errc::bad_version, path_ + " has pool format version " + std::to_string(h.format_version) +
+                                "; this pmindex reads version " + std::to_string(k_format_version));
+  if (h.pool_size > len)
+    fail(errc::too_small, path_ + " is truncated: its header says " + std::to_string(h.pool_size) +
+                              " bytes, the file has " + std::to_string(len));
+  if (h.chunk_size != k_chunk_size || h.heap_offset + h.nchunks * k_chunk_size > h.pool_size ||
+      h.meta_offset + h.meta_size > h.heap_offset)
+    fail(errc::corrupt, path_ + " has an inconsistent pool header");
+  size_ = h.pool_size;
+}
+
+uint64_t pool::alloc_or_throw(size_t n) {
+  uint64_t off = alloc(n);
+  if (!off) fail(errc::pool_full, "pool " + path_ + " is full (" + std::to_string(size_) + " bytes)");
+  return off;
+}
+
+void pool::reclaim(void* ctx, uint64_t off) { static_cast<pool*>(ctx)->free(off); }
+
+// Gives a thread's per-pool state back to every pool still open.
+struct tls_cleanup {
+  ~tls_cleanup() {
+    std::lock_guard lk(pool_registry::mu());
+    auto& slots = pool_registry::slots();
+    auto& t = pool::t_tls;
+    for (unsigned id = 0; id < pool::k_max_pools; ++id) {
+      if (t.gen[id] && slots[id] && slots[id]->gen_ == t.gen[id]) slots[id]->release_thread(t.state[id]);
+      t.gen[id] = 0;
+    }
+  }
+};
+static thread_local tls_cleanup t_cleanup;
+
+pool::local_state& pool::register_thread() {
+  local_state* s;
+  {
+    std::lock_guard lk(locals_mu_);
+    if (!free_locals_.empty()) {
+      s = free_locals_.back();
+      free_locals_.pop_back();
+    } else {
+      locals_.push_back(std::make_unique<local_state>());
+      s = locals_.back().get();
+    }
+  }
+  s->slot = epochs_->register_slot();
+  (void)&t_cleanup;  // constructs it, so its destructor runs at thread exit
+  t_tls.gen[id_] = gen_;
+  t_tls.state[id_] = s;
+  return *s;
+}
+
+// Called with the registry lock held (thread exit).
+void pool::release_thread(local_state* s) {
+  epochs_->release_slot(s->slot);
+  heap_->drain(s->cache);
+  std::lock_guard lk(locals_mu_);
+  free_locals_.push_back(s);
+}
+
+
+
+void pool::emulate_write_latency() const noexcept {
+  uint64_t ticks = static_cast<uint64_t>(t_unfenced_lines * write_ns_ * tsc_per_ns());
+  t_unfenced_lines = 0;
+  uint64_t end = __rdtsc() + ticks;
+  while (__rdtsc() < end) _mm_pause();
+}
+
+alloc::heap_usage pool::usage() const {
+  alloc::heap_usage u = heap_->usage();
+  std::lock_guard lk(const_cast<std::mutex&>(locals_mu_));
+  for (auto& l : locals_)
+    for (unsigned c = 0; c < alloc::k_nclasses; ++c) {
+      uint64_t n = __atomic_load_n(&l->cache.bins[c].count, __ATOMIC_RELAXED);
+      u.used_blocks -= n;
+      u.used_bytes -= n * alloc::class_size(c);
+    }
+  u.dram_bytes += locals_.size() * sizeof(local_state);
+  return u;
+}
+
+void pool::unmap() {
+  if (gen_) {
+    std::lock_guard lk(pool_registry::mu());
+    pool_registry::slots()[id_] = nullptr;
+  }
+  if (base_ && owns_mapping_) munmap(base_, size_);
+  base_ = nullptr;
+  if (fd_ >= 0) ::close(fd_);  // also drops the flock
+  fd_ = -1;
+  closed_ = true;
+}
+
+void pool::close() {
+  if (closed_) return;
+  if (!gen_) return unmap();  // open failed half-way: leave the file as it is
+  epochs_->drain_all();
+  {
+    std::lock_guard lk(locals_mu_);
+    for (auto& l : locals_) heap_->drain(l->cache);
+  }
+  if (!anonymous_) {
+    auto& h = *hdr_;
+    heap_->save(base_ + h.meta_offset);
+    persist(base_ + h.meta_offset, h.meta_size);
+    h.used_at_close = heap_->usage().used_bytes;
+    persist(&h.root, 64);
+    h.clean = 1;
+    persist(&h.clean, 8);
+  }
+  unmap();
+}
+
+void pool::abandon() {
+  if (!closed_) unmap();
+}
+
+pool::~pool() {
+  try {
+    close();
+  } catch (...) {
+  }
+}
+
+}  // namespace pmindex::pm

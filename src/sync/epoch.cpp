@@ -1,0 +1,96 @@
+#include "pmindex/sync/epoch.hpp"
+
+#include "pmindex/error.hpp"
+
+namespace pmindex::sync {
+
+uint32_t epoch_manager::register_slot() {
+  std::lock_guard lk(mu_);
+  for (uint32_t s = 0; s < k_max_slots; ++s) {
+    if (slots_[s].in_use) continue;
+    slots_[s].in_use = true;
+    slots_[s].nest = 0;
+    slots_[s].epoch.store(0, std::memory_order_relaxed);
+    uint32_t hw = high_water_.load(std::memory_order_relaxed);
+    if (s + 1 > hw) high_water_.store(s + 1, std::memory_order_release);
+    return s;
+  }
+  throw error(errc::unsupported, "more than 512 threads use one pool");
+}
+
+void epoch_manager::release_slot(uint32_t s) {
+  auto& sl = slots_[s];
+  reclaim_expired(sl);
+  std::lock_guard lk(mu_);
+  orphans_.insert(orphans_.end(), sl.limbo.begin(), sl.limbo.end());
+  norphans_.store(orphans_.size(), std::memory_order_relaxed);
+  sl.limbo.clear();
+  sl.epoch.store(0, std::memory_order_release);
+  sl.in_use = false;
+}
+
+void epoch_manager::retire(uint32_t s, uint64_t item) {
+  auto& sl = slots_[s];
+  sl.limbo.push_back({item, global_.load(std::memory_order_acquire)});
+  if (++sl.since_collect >= k_collect_every) collect(s);
+}
+
+void epoch_manager::collect(uint32_t s) {
+  auto& sl = slots_[s];
+  sl.since_collect = 0;
+  try_advance();
+  reclaim_expired(sl);
+  if (norphans_.load(std::memory_order_relaxed) && mu_.try_lock()) {
+    uint64_t g = global_.load(std::memory_order_acquire);
+    size_t keep = 0;
+    for (auto& e : orphans_) {
+      if (e.epoch + 2 <= g) reclaim_(ctx_, e.item);
+      else orphans_[keep++] = e;
+    }
+    orphans_.resize(keep);
+    norphans_.store(keep, std::memory_order_relaxed);
+    mu_.unlock();
+  }
+}
+
+bool epoch_manager::try_advance() noexcept {
+  uint64_t g = global_.load(std::memory_order_acquire);
+  uint32_t hw = high_water_.load(std::memory_order_acquire);
+  for (uint32_t s = 0; s < hw; ++s) {
+    uint64_t e = slots_[s].epoch.load(std::memory_order_acquire);
+    if (e != 0 && e != g) return false;
+  }
+  return global_.compare_exchange_strong(g, g + 1, std::memory_order_acq_rel);
+}
+
+void epoch_manager::reclaim_expired(slot& sl) {
+  uint64_t g = global_.load(std::memory_order_acquire);
+  size_t keep = 0;
+  for (size_t i = 0; i < sl.limbo.size(); ++i) {
+    if (sl.limbo[i].epoch + 2 <= g) reclaim_(ctx_, sl.limbo[i].item);
+    else sl.limbo[keep++] = sl.limbo[i];
+  }
+  sl.limbo.resize(keep);
+}
+
+void epoch_manager::drain_all() {
+  std::lock_guard lk(mu_);
+  uint32_t hw = high_water_.load(std::memory_order_acquire);
+  for (uint32_t s = 0; s < hw; ++s) {
+    for (auto& e : slots_[s].limbo) reclaim_(ctx_, e.item);
+    slots_[s].limbo.clear();
+  }
+  for (auto& e : orphans_) reclaim_(ctx_, e.item);
+  orphans_.clear();
+  norphans_.store(0, std::memory_order_relaxed);
+  global_.fetch_add(2, std::memory_order_acq_rel);
+}
+
+uint64_t epoch_manager::pending() const {
+  uint64_t n = orphans_.size();
+  uint32_t hw = high_water_.load(std::memory_order_acquire);
+  for (uint32_t s = 0; s < hw; ++s) n += slots_[s].limbo.size();
+  return n;
+}
+
+}  // namespace pmindex::sync

@@ -1,0 +1,129 @@
+#include "cli.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+#include "pmindex/error.hpp"
+
+namespace pmindex::cli {
+
+args::args(std::string verb, std::vector<std::string> tokens)
+    : verb_(std::move(verb)), tokens_(std::move(tokens)), used_(tokens_.size(), false) {
+  env_values_.reserve(64);
+}
+
+const std::string* args::find(const std::string& name, bool want_value) {
+  const std::string opt = "--" + name;
+  for (size_t i = 0; i < tokens_.size(); ++i) {
+    const std::string& t = tokens_[i];
+    if (want_value && t.size() > opt.size() && t.compare(0, opt.size() + 1, opt + "=") == 0) {
+      used_[i] = true;
+      env_values_.push_back(t.substr(opt.size() + 1));
+      return &env_values_.back();
+    }
+    if (t != opt) continue;
+    used_[i] = true;
+    if (!want_value) return &t;
+    if (i + 1 >= tokens_.size())
+      throw error(errc::usage, "option " + opt + " needs a value");
+    used_[i + 1] = true;
+    return &tokens_[i + 1];
+  }
+  std::string env = "PMINDEX_";
+  for (char c : name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  if (const char* v = std::getenv(env.c_str())) {
+    env_values_.push_back(v);
+    return &env_values_.back();
+  }
+  return nullptr;
+}
+
+bool args::has(const std::string& name) {
+  const std::string opt = "--" + name;
+  for (auto& t : tokens_)
+    if (t == opt || t.rfind(opt + "=", 0) == 0) return true;
+  return false;
+}
+
+std::string args::str(const std::string& name, const std::string& def) {
+  auto v = find(name, true);
+  return v ? *v : def;
+}
+
+uint64_t args::u64(const std::string& name, uint64_t def) {
+  auto v = find(name, true);
+  return v ? parse_size("--" + name, *v) : def;
+}
+
+double args::real(const std::string& name, double def) {
+  auto v = find(name, true);
+  if (!v) return def;
+  char* end = nullptr;
+  double d = std::strtod(v->c_str(), &end);
+  if (v->empty() || *end) throw error(errc::usage, "--" + name + " expects a number, not '" + *v + "'");
+  return d;
+}
+
+bool args::flag(const std::string& name) {
+  auto v = find(name, false);
+  if (!v) return false;
+  if (*v == "--" + name) return true;
+  return *v != "0" && *v != "false" && *v != "no";  // from the environment
+}
+
+void args::finish() {
+  for (size_t i = 0; i < tokens_.size(); ++i)
+    if (!used_[i])
+      throw error(errc::usage, (tokens_[i].rfind("--", 0) == 0 ? "unknown option " : "unexpected argument ") +
+                                   tokens_[i] + " for `pmindex " + verb_ + "` (see `pmindex help`)");
+}
+
+uint64_t parse_size(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || end == text.c_str() || text[0] == '-' || errno)
+    throw error(errc::usage, option + " expects a whole number, not '" + text + "'");
+  uint64_t mul = 1;
+  std::string suf(end);
+  if (suf == "K" || suf == "k" || suf == "KiB") mul = 1ull << 10;
+  else if (suf == "M" || suf == "MiB") mul = 1ull << 20;
+  else if (suf == "G" || suf == "GiB") mul = 1ull << 30;
+  else if (suf == "T" || suf == "TiB") mul = 1ull << 40;
+  else if (!suf.empty()) throw error(errc::usage, option + ": unknown suffix '" + suf + "'");
+  return v * mul;
+}
+
+options index_options(args& a, pm::open_mode open) {
+  options o;
+  o.index = a.str("index", o.index);
+  o.pool_path = a.str("pool", o.pool_path);
+  o.pool_size = a.u64("pool-size", o.pool_size);
+  auto m = a.str("mode", "persist");
+  auto pm_mode = pm::parse_mode(m);
+  if (!pm_mode) throw error(errc::usage, "unknown --mode '" + m + "' (dram, volatile, persist, eadr, tx)");
+  o.mode = *pm_mode;
+  auto f = a.str("flush", "auto");
+  auto fk = pm::parse_flush(f);
+  if (!fk) throw error(errc::usage, "unknown --flush '" + f + "' (auto, clwb, clflushopt, clflush)");
+  o.flush = *fk;
+  o.pm_write_ns = static_cast<uint32_t>(a.u64("pm-write-ns", 0));
+  o.params = a.str("params", "");
+  o.open = open;
+  return o;
+}
+
+uint64_t seq_key(uint64_t seed, uint64_t i) {
+  // murmur3's 64-bit finaliser is a bijection, so distinct i give distinct keys.
+  uint64_t x = i + seed * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+uint64_t seq_value(uint64_t key) { return key * 0x2545F4914F6CDD1Dull + 1; }
+
+}  // namespace pmindex::cli

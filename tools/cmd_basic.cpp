@@ -1,0 +1,128 @@
+// pmindex list | info | load | verify
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+#include "commands.hpp"
+#include "pmindex/error.hpp"
+
+namespace pmindex::cli {
+
+int cmd_list(args& a) {
+  a.finish();
+  std::printf("%-14s %-4s %-34s %s\n", "index", "mt", "modes", "description");
+  for (auto& e : registered_indexes()) {
+    std::string modes;
+    for (auto m : e.modes) modes += (modes.empty() ? "" : ",") + std::string(pm::to_string(m));
+    std::printf("%-14s %-4s %-34s %s\n", e.name.c_str(), e.concurrent ? "yes" : "no", modes.c_str(),
+                e.description.c_str());
+  }
+  std::printf("\nmodes: dram (anonymous memory), volatile (pool file, no flushes), persist (flush+fence,\n"
+              "default), eadr (fence only), tx (undo-logged; basic structures only)\n"
+              "flush instruction on this CPU: %s\n",
+              std::string(pm::to_string(pm::best_flush())).c_str());
+  return 0;
+}
+
+int cmd_info(args& a) {
+  pm::pool_options po;
+  po.path = a.str("pool", po.path);
+  po.open = pm::open_mode::must_exist;
+  po.pm_mode = pm::mode::volatile_;
+  po.inspect = true;  // read the header without marking the pool in use
+  bool json = a.flag("json");
+  a.finish();
+  // Read the header without opening the pool for use (no dirty mark).
+  auto p = pm::pool::open(po);
+  const auto& h = p->header();
+  bool clean = p->was_clean();
+  auto u = p->usage();
+  std::time_t ct = static_cast<std::time_t>(h.create_time);
+  char when[64];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::gmtime(&ct));
+  if (json) {
+    std::printf("{\"pool\":\"%s\",\"format_version\":%u,\"index\":\"%s\",\"params\":\"%s\",\"size\":%" PRIu64
+                ",\"heap_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 ",\"clean\":%s,\"opens\":%" PRIu64
+                ",\"created\":\"%s\"}\n",
+                po.path.c_str(), h.format_version, h.index_name, h.index_params, h.pool_size,
+                h.nchunks * h.chunk_size, clean ? h.used_at_close : u.used_bytes, clean ? "true" : "false",
+                h.open_count, when);
+  } else {
+    std::printf("pool      %s\nformat    %u\nindex     %s\nparams    %s\nsize      %" PRIu64
+                " bytes (heap %" PRIu64 ")\nused      %s\nshutdown  %s\nopens     %" PRIu64
+                "\ncreated   %s UTC\n",
+                po.path.c_str(), h.format_version, h.index_name, h.index_params[0] ? h.index_params : "-",
+                h.pool_size, h.nchunks * h.chunk_size,
+                clean ? (std::to_string(h.used_at_close) + " bytes").c_str() : "unknown until recovery",
+                clean ? "clean" : "dirty (will be recovered at next open)", h.open_count, when);
+  }
+  p->abandon();  // leave the header exactly as found
+  return 0;
+}
+
+int cmd_load(args& a) {
+  options o = index_options(a, pm::open_mode::create_if_missing);
+  uint64_t n = a.u64("keys", 1000000);
+  uint64_t seed = a.u64("seed", 1);
+  uint64_t ack = a.u64("ack-every", 0);
+  a.finish();
+  auto idx = open(o);
+  uint64_t done = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t k = seq_key(seed, i);
+    if (!idx->insert(k, seq_value(k)) && idx->lookup(k) != seq_value(k))
+      throw error(errc::failure, "key " + std::to_string(k) + " already present with another value");
+    ++done;
+    if (ack && done % ack == 0) {
+      std::printf("acked %" PRIu64 "\n", done);
+      std::fflush(stdout);
+    }
+  }
+  if (ack && done % ack) {
+    std::printf("acked %" PRIu64 "\n", done);
+    std::fflush(stdout);
+  }
+  idx->close();
+  std::fprintf(stderr, "loaded %" PRIu64 " keys into %s (%s)\n", done, o.pool_path.c_str(), o.index.c_str());
+  return 0;
+}
+
+int cmd_verify(args& a) {
+  options o = index_options(a, pm::open_mode::must_exist);
+  bool index_given = a.has("index");
+  uint64_t n = a.u64("keys", 0);
+  uint64_t seed = a.u64("seed", 1);
+  a.finish();
+  if (!index_given) {  // take the index the pool was made for
+    pm::pool_options po;
+    po.path = o.pool_path;
+    po.open = pm::open_mode::must_exist;
+    po.pm_mode = pm::mode::volatile_;
+    po.inspect = true;
+    auto p = pm::pool::open(po);
+    o.index = p->index_name();
+    p->abandon();
+  }
+  auto idx = open(o);
+  auto& r = idx->report();
+  std::fprintf(stderr, "opened %s (%s): %s in %.3f s\n", o.pool_path.c_str(), o.index.c_str(),
+               r.was_clean ? "clean" : "recovered", r.open_seconds + r.recover_seconds);
+  auto c = idx->check();
+  if (!c.ok) {
+    std::printf("verify %s: check failed: %s\n", o.pool_path.c_str(), c.message.c_str());
+    return static_cast<int>(errc::failure);
+  }
+  uint64_t missing = 0, wrong = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t k = seq_key(seed, i);
+    auto v = idx->lookup(k);
+    if (!v) ++missing;
+    else if (*v != seq_value(k)) ++wrong;
+  }
+  std::printf("verify %s: %" PRIu64 " keys checked, %" PRIu64 " missing, %" PRIu64 " wrong\n", o.pool_path.c_str(),
+              n, missing, wrong);
+  idx->close();
+  return missing || wrong ? static_cast<int>(errc::failure) : 0;
+}
+
+}  // namespace pmindex::cli

@@ -1,0 +1,24 @@
+// The verbs of the `pmindex` command line; one file per verb (or family).
+// Each returns the process exit code and throws pmindex::error for failures
+// a user can cause.
+#pragma once
+
+#include "cli.hpp"
+
+namespace pmindex::cli {
+
+int cmd_list(args& a);
+int cmd_info(args& a);
+int cmd_load(args& a);
+int cmd_verify(args& a);
+
+struct verb {
+  const char* name;
+  int (*run)(args&);
+  const char* summary;
+};
+// All verbs, in `pmindex help` order (defined in pmindex.cpp).
+extern const verb k_verbs[];
+extern const size_t k_nverbs;
+
+}  // namespace pmindex::cli
