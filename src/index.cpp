@@ -101,12 +101,16 @@ std::unique_ptr<index> open(const options& o) {
   }
 
   open_kind kind = p->created() ? open_kind::created : p->was_clean() ? open_kind::clean : open_kind::dirty;
+  // The root is the one word that commits an index's creation: a dirty pool
+  // without one crashed before its index existed, so it holds nothing
+  // (and, on a dirty open, the heap starts empty): build the index anew.
+  if (kind == open_kind::dirty && p->root() == 0) kind = open_kind::created;
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<index> idx;
   try {
     idx = e->factory(*p, kind);
     open_report r;
-    r.created = p->created();
+    r.created = kind == open_kind::created;
     r.was_clean = p->was_clean();
     r.open_seconds = p->open_seconds();
     if (kind == open_kind::dirty) {

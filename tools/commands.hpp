@@ -11,6 +11,9 @@ int cmd_list(args& a);
 int cmd_info(args& a);
 int cmd_load(args& a);
 int cmd_verify(args& a);
+int cmd_crashtest(args& a);
+int cmd_bench(args& a);
+int cmd_compare(args& a);
 
 struct verb {
   const char* name;

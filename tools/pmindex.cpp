@@ -15,6 +15,9 @@ const verb k_verbs[] = {
     {"info", cmd_info, "a pool's header: --pool P"},
     {"load", cmd_load, "insert N deterministic keys: --index I --pool P --keys N [--seed S] [--ack-every K]"},
     {"verify", cmd_verify, "check a pool holds the first N keys: --pool P --keys N [--seed S]"},
+    {"crashtest", cmd_crashtest, "crash checker: --index I [--ops N] [--images M] [--threads T] [--seed S] [--exhaustive] | --self-test"},
+    {"bench", cmd_bench, "benchmark indexes (all by default): [--index a,b] [--workload ycsb-a,...] [-n N] [-t T] (docs/bench.md)"},
+    {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
 };
 const size_t k_nverbs = sizeof k_verbs / sizeof k_verbs[0];
 
@@ -37,6 +40,14 @@ int main(int argc, char** argv) {
   }
   std::string verb = argv[1];
   std::vector<std::string> tokens(argv + 2, argv + argc);
+  if (verb == "bench") {  // PiBench-style short options
+    for (auto& t : tokens)
+      if (t == "-n") t = "--records";
+      else if (t == "-p") t = "--ops";
+      else if (t == "-t") t = "--threads";
+  }
+  if (verb == "compare" && tokens.size() == 2 && tokens[0].rfind("--", 0) != 0 && tokens[1].rfind("--", 0) != 0)
+    tokens = {"--a", tokens[0], "--b", tokens[1]};  // pmindex compare A.json B.json
   try {
     for (size_t i = 0; i < cli::k_nverbs; ++i)
       if (verb == cli::k_verbs[i].name) {

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -104,15 +105,22 @@ std::unique_ptr<pool> pool::open(const pool_options& o) {
     if (m == MAP_FAILED) fail(errc::io, "cannot map " + std::to_string(o.size) + " bytes: " + sys_err());
     p->base_ = static_cast<char*>(m);
     p->size_ = o.size;
+    p->map_len_ = o.size;
     p->anonymous_ = true;
     p->hdr_ = reinterpret_cast<pool_header*>(p->base_);
     p->path_ = o.observer ? "<crash-sim>" : "<dram>";
+    if (o.observer) o.observer->on_map(p->base_, o.size);
     p->format(o);
   } else {
     p->map_file(o);
   }
 
   auto& h = *p->hdr_;
+  // Checked here, before the pool is marked in use, so that opening a pool
+  // with the wrong index leaves it exactly as it was (clean stays clean).
+  if (!p->created_ && !o.inspect && !o.index_name.empty() && o.index_name != h.index_name)
+    fail(errc::wrong_index, p->path_ + " holds index '" + std::string(h.index_name) + "', not '" +
+                                o.index_name + "'");
   p->was_clean_ = !p->created_ && h.clean == 1;
   p->heap_ = std::make_unique<alloc::heap>(p->base_, h.heap_offset, h.nchunks);
   if (p->was_clean_) p->heap_->load(p->base_ + h.meta_offset);
@@ -149,26 +157,40 @@ void pool::map_file(const pool_options& o) {
   bool devdax = exists && S_ISCHR(st.st_mode);
   if (exists && !devdax && !S_ISREG(st.st_mode)) fail(errc::not_a_pool, o.path + " is not a regular file");
 
-  fd_ = ::open(o.path.c_str(), O_RDWR | (exists ? 0 : O_CREAT | O_EXCL), 0644);
-  if (fd_ < 0) fail(errc::io, "cannot open " + o.path + ": " + sys_err());
+  // A new pool is built under a temporary name and linked to its path only
+  // once formatted, so a crash during creation leaves no pool at all rather
+  // than a file at the path that every later open rejects as "not a pool".
+  // (link, unlike rename, fails if another process created the path first.)
+  struct temp_name {
+    std::string path;
+    ~temp_name() {
+      if (!path.empty()) ::unlink(path.c_str());
+    }
+  } temp;
+  if (!exists) {
+    temp.path = o.path + ".creating." + std::to_string(::getpid());
+    ::unlink(temp.path.c_str());  // left by a crashed process with our pid
+  }
+  const std::string& open_path = exists ? o.path : temp.path;
+  fd_ = ::open(open_path.c_str(), O_RDWR | (exists ? 0 : O_CREAT | O_EXCL), 0644);
+  if (fd_ < 0) {
+    std::string msg = "cannot open " + open_path + ": " + sys_err();
+    temp.path.clear();  // not ours
+    fail(errc::io, msg);
+  }
   if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd_);
     fd_ = -1;
     fail(errc::io, "pool " + o.path + " is in use by another process");
   }
-  auto undo_create = [&] {
-    if (!exists) ::unlink(o.path.c_str());
-  };
 
   uint64_t len = exists ? (devdax ? devdax_size(st) : static_cast<uint64_t>(st.st_size)) : o.size;
   if (!exists) {
     if (o.size < k_min_pool_size) {
-      undo_create();
       fail(errc::too_small, "pool size " + std::to_string(o.size) + " is below the minimum of 1 MiB");
     }
     int rc = posix_fallocate(fd_, 0, static_cast<off_t>(o.size));
     if (rc != 0) {
-      undo_create();
       fail(errc::io, "cannot allocate " + std::to_string(o.size) + " bytes for " + o.path + ": " +
                          std::strerror(rc));
     }
@@ -180,11 +202,11 @@ void pool::map_file(const pool_options& o) {
   is_pmem_ = m != MAP_FAILED;
   if (m == MAP_FAILED) m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (m == MAP_FAILED) {
-    undo_create();
     fail(errc::io, "cannot map " + o.path + ": " + sys_err());
   }
   base_ = static_cast<char*>(m);
   size_ = len;
+  map_len_ = len;
   hdr_ = reinterpret_cast<pool_header*>(base_);
 
   struct statfs sfs;
@@ -202,6 +224,9 @@ void pool::map_file(const pool_options& o) {
   if (!exists || fresh_devdax) {
     created_ = true;
     format(o);
+    if (!exists && ::link(temp.path.c_str(), o.path.c_str()) != 0)
+      fail(errc::io, errno == EEXIST ? "pool already exists: " + o.path + " (created concurrently)"
+                                     : "cannot create " + o.path + ": " + sys_err());
   } else {
     validate(len);
   }
@@ -216,7 +241,10 @@ void pool::format(const pool_options& o) {
   uint64_t heap_off = round_up(k_header_size + meta_size, k_chunk_size);
   if (heap_off + k_chunk_size > size)
     fail(errc::too_small, "pool size " + std::to_string(size) + " leaves no room for a heap");
-  uint64_t nchunks = (size - heap_off) / k_chunk_size;
+  // The allocator area was sized for n0 chunks; rounding heap_off up can
+  // leave room for one chunk more, whose state would not fit (heap::save
+  // would then overwrite the first chunk). Never manage more than n0.
+  uint64_t nchunks = std::min((size - heap_off) / k_chunk_size, n0);
 
   auto& h = *hdr_;
   std::memset(&h, 0, sizeof h);
@@ -248,7 +276,8 @@ void pool::validate(uint64_t len) {
     fail(errc::too_small, path_ + " is truncated: its header says " + std::to_string(h.pool_size) +
                               " bytes, the file has " + std::to_string(len));
   if (h.chunk_size != k_chunk_size || h.heap_offset + h.nchunks * k_chunk_size > h.pool_size ||
-      h.meta_offset + h.meta_size > h.heap_offset)
+      h.meta_offset + h.meta_size > h.heap_offset || h.nchunks * (4 + k_bitmap_bytes) > h.meta_size ||
+      h.index_name[sizeof h.index_name - 1] != 0 || h.index_params[sizeof h.index_params - 1] != 0)
     fail(errc::corrupt, path_ + " has an inconsistent pool header");
   size_ = h.pool_size;
 }
@@ -329,7 +358,7 @@ void pool::unmap() {
     std::lock_guard lk(pool_registry::mu());
     pool_registry::slots()[id_] = nullptr;
   }
-  if (base_ && owns_mapping_) munmap(base_, size_);
+  if (base_ && owns_mapping_) munmap(base_, map_len_);  // size_ may be less (validate)
   base_ = nullptr;
   if (fd_ >= 0) ::close(fd_);  // also drops the flock
   fd_ = -1;

@@ -74,16 +74,22 @@ void epoch_manager::reclaim_expired(slot& sl) {
 }
 
 void epoch_manager::drain_all() {
-  std::lock_guard lk(mu_);
-  uint32_t hw = high_water_.load(std::memory_order_acquire);
-  for (uint32_t s = 0; s < hw; ++s) {
-    for (auto& e : slots_[s].limbo) reclaim_(ctx_, e.item);
-    slots_[s].limbo.clear();
+  // Reclaim outside mu_: reclaim_ may register the calling thread with the
+  // pool (its first touch), which takes mu_ in register_slot.
+  std::vector<entry> all;
+  {
+    std::lock_guard lk(mu_);
+    uint32_t hw = high_water_.load(std::memory_order_acquire);
+    for (uint32_t s = 0; s < hw; ++s) {
+      all.insert(all.end(), slots_[s].limbo.begin(), slots_[s].limbo.end());
+      slots_[s].limbo.clear();
+    }
+    all.insert(all.end(), orphans_.begin(), orphans_.end());
+    orphans_.clear();
+    norphans_.store(0, std::memory_order_relaxed);
+    global_.fetch_add(2, std::memory_order_acq_rel);
   }
-  for (auto& e : orphans_) reclaim_(ctx_, e.item);
-  orphans_.clear();
-  norphans_.store(0, std::memory_order_relaxed);
-  global_.fetch_add(2, std::memory_order_acq_rel);
+  for (auto& e : all) reclaim_(ctx_, e.item);
 }
 
 uint64_t epoch_manager::pending() const {

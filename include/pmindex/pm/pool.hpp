@@ -231,6 +231,7 @@ class pool {
 
   char* base_ = nullptr;
   uint64_t size_ = 0;
+  uint64_t map_len_ = 0;  // bytes mapped (owned mappings)
   detail::pool_header* hdr_ = nullptr;
   int fd_ = -1;
   bool anonymous_ = false;

@@ -211,7 +211,7 @@ class canary_index final : public index {
         if (o0 != o) return check_result::fail("level " + std::to_string(i) + " holds a node not on level 0");
       }
     }
-    if (count_ >= 0 && count_ != n) return check_result::fail("record count mismatch");
+    if (count_ >= 0 && count_.load() != n) return check_result::fail("record count mismatch");
     count_ = n;
     return {};
   }
@@ -225,7 +225,7 @@ class canary_index final : public index {
   index_stats stats() override {
     index_stats s;
     if (count_ < 0) check();
-    s.records = static_cast<uint64_t>(count_);
+    s.records = static_cast<uint64_t>(count_.load());
     auto u = p_.usage();
     s.pm_bytes_used = u.used_bytes;
     s.pm_bytes_reserved = u.reserved_bytes;
@@ -337,7 +337,7 @@ class canary_index final : public index {
   pm::pool& p_;
   root* root_ = nullptr;
   std::mutex wmu_;
-  int64_t count_ = -1;  // -1: not counted yet (clean open)
+  std::atomic<int64_t> count_{-1};  // -1: not counted yet (clean open); read by stats()
   mutant mut_ = mutant::none;
 };
 

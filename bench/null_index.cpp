@@ -1,0 +1,30 @@
+#include "null_index.hpp"
+
+namespace pmindex::bench {
+
+namespace {
+class null_index final : public index {
+ public:
+  explicit null_index(pm::pool& p) : index(p) {}
+  bool insert(uint64_t, uint64_t) override { return false; }
+  bool update(uint64_t, uint64_t) override { return false; }
+  bool remove(uint64_t) override { return false; }
+  std::optional<uint64_t> lookup(uint64_t) override { return std::nullopt; }
+  size_t scan(uint64_t, size_t, record*) override { return 0; }
+  check_result check() override { return {}; }
+  void trace(pm::pool::trace_sink&) override {}
+  index_stats stats() override { return {}; }
+};
+}  // namespace
+
+index_entry make_null_entry() {
+  index_entry e;
+  e.name = "null";
+  e.description = "baseline: does nothing (measures the harness itself)";
+  e.concurrent = true;
+  e.modes = {pm::mode::dram};
+  e.factory = [](pm::pool& p, open_kind) -> std::unique_ptr<index> { return std::make_unique<null_index>(p); };
+  return e;
+}
+
+}  // namespace pmindex::bench

@@ -1,0 +1,284 @@
+#include "report.hpp"
+
+#include <cinttypes>
+#include <cmath>
+
+namespace pmindex::bench {
+
+namespace {
+constexpr double k_quantiles[] = {0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999};
+constexpr const char* k_qnames[] = {"p50", "p90", "p99", "p99.9", "p99.99", "p99.999"};
+
+double per(uint64_t a, uint64_t n) { return n ? static_cast<double>(a) / static_cast<double>(n) : 0; }
+
+json::value latency_json(const histogram& h) {
+  auto l = json::value::object();
+  l.set("samples", h.count());
+  l.set("min", h.min());
+  for (size_t i = 0; i < std::size(k_quantiles); ++i) l.set(k_qnames[i], h.percentile(k_quantiles[i]));
+  l.set("max", h.max());
+  l.set("mean", h.mean());
+  return l;
+}
+
+std::string human_bytes(double b) {
+  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  while (b >= 1024 && i < 4) b /= 1024, ++i;
+  char s[32];
+  std::snprintf(s, sizeof s, i ? "%.1f %s" : "%.0f %s", b, u[i]);
+  return s;
+}
+}  // namespace
+
+json::value to_json(const run_result& r) {
+  const auto& c = r.cfg;
+  auto j = json::value::object();
+  j.set("index", r.label);
+  if (!c.plugin.empty()) j.set("plugin", c.plugin);
+  j.set("workload", c.w.name);
+  j.set("mode", c.plugin.empty() ? std::string(pm::to_string(c.base.mode)) : std::string("plugin"));
+  j.set("parallel", std::string(to_string(c.parallel)));
+  j.set("threads", c.threads);
+  auto w = json::value::object();
+  w.set("mix", mix_string(c.w));
+  w.set("distribution", std::string(to_string(c.w.dist)));
+  if (c.w.dist == distribution::selfsimilar) w.set("skew", c.w.skew);
+  if (c.w.dist == distribution::zipfian || c.w.dist == distribution::latest) w.set("theta", c.w.theta);
+  w.set("scan_size", c.w.scan_size);
+  w.set("scan_uniform", c.w.scan_uniform);
+  w.set("records", c.records);
+  w.set("key_space", c.key_space ? c.key_space : c.records);
+  w.set("universe", std::string(to_string(c.universe)));
+  w.set("ops", c.ops);
+  w.set("seconds", c.ops ? 0.0 : c.seconds);
+  w.set("seed", c.seed);
+  w.set("latency_sample_every", c.sample_every);
+  j.set("workload_spec", w);
+
+  auto load = json::value::object();
+  load.set("seconds", r.load_seconds);
+  load.set("records", r.load_ok);
+  load.set("mops", r.load_seconds > 0 ? static_cast<double>(r.load_ok) / r.load_seconds / 1e6 : 0.0);
+  load.set("flushes_per_insert", per(r.load_flushes, r.load_ok));
+  load.set("fences_per_insert", per(r.load_fences, r.load_ok));
+  load.set("allocs_per_insert", per(r.load_allocs, r.load_ok));
+  j.set("load", load);
+
+  if (r.have_space) {
+    auto sp = json::value::object();
+    sp.set("records", r.space.records);
+    sp.set("pm_bytes_used", r.space.pm_bytes_used);
+    sp.set("pm_bytes_reserved", r.space.pm_bytes_reserved);
+    sp.set("dram_bytes", r.space.dram_bytes);
+    sp.set("bytes_per_record", per(r.space.pm_bytes_used + r.space.dram_bytes, r.space.records));
+    sp.set("pm_bytes_per_record", per(r.space.pm_bytes_used, r.space.records));
+    for (auto& [k, v] : r.space.extra) sp.set(k, v);
+    j.set("space", sp);
+  }
+
+  auto run = json::value::object();
+  run.set("wall_seconds", r.wall_seconds);
+  run.set("busy_seconds", r.busy_seconds);
+  run.set("ops", r.all.done);
+  run.set("succeeded", r.all.ok);
+  run.set("mops", r.mops);
+  run.set("mops_succeeded", r.mops_ok);
+  run.set("mops_per_thread", c.threads ? r.mops / c.threads : 0.0);
+  run.set("flushes_per_op", per(r.all.flushes, r.all.done));
+  run.set("fences_per_op", per(r.all.fences, r.all.done));
+  run.set("allocs_per_op", per(r.all.allocs, r.all.done));
+  run.set("latency_ns", latency_json(r.all.lat));
+  j.set("run", run);
+
+  auto ops = json::value::object();
+  for (unsigned i = 0; i < k_nops; ++i) {
+    const auto& o = r.per_op[i];
+    if (!o.done) continue;
+    auto x = json::value::object();
+    x.set("ops", o.done);
+    x.set("succeeded", o.ok);
+    // Per-type throughput: this type's share of the total rate.
+    x.set("mops", r.all.done ? r.mops * per(o.done, r.all.done) : 0.0);
+    x.set("mops_succeeded", r.all.done ? r.mops * per(o.ok, r.all.done) : 0.0);
+    x.set("flushes_per_op", per(o.flushes, o.done));
+    x.set("fences_per_op", per(o.fences, o.done));
+    x.set("allocs_per_op", per(o.allocs, o.done));
+    x.set("latency_ns", latency_json(o.lat));
+    ops.set(std::string(to_string(static_cast<op_type>(i))), x);
+  }
+  j.set("ops", ops);
+
+  auto series = json::value::object();
+  series.set("window_ms", c.window_ms);
+  auto arr = json::value::array();
+  for (double m : r.series_mops) arr.push(m);
+  series.set("mops", arr);
+  j.set("series", series);
+
+  auto chk = json::value::object();
+  chk.set("ok", !r.failed);
+  if (r.counted) {
+    chk.set("expected_records", r.expected_records);
+    chk.set("reported_records", r.reported_records);
+    if (r.scanned) chk.set("scanned_records", r.scanned_records);
+  }
+  chk.set("structure", r.structure);
+  if (r.failed) chk.set("failure", r.failure);
+  j.set("check", chk);
+
+  if (r.have_recovery) {
+    auto rc = json::value::object();
+    rc.set("clean_open_seconds", r.clean_open_seconds);
+    rc.set("dirty_open_seconds", r.dirty_open_seconds);
+    rc.set("dirty_recover_seconds", r.dirty_recover_seconds);
+    rc.set("traced_blocks", r.dirty_traced_blocks);
+    rc.set("records_after_recovery", r.records_after_recovery);
+    j.set("recovery", rc);
+  }
+  if (!r.notes.empty()) {
+    auto n = json::value::array();
+    for (auto& s : r.notes) n.push(s);
+    j.set("notes", n);
+  }
+  return j;
+}
+
+void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
+  if (rs.empty()) return;
+  const auto& c0 = rs.front().cfg;
+  std::fprintf(f, "pmindex bench: %" PRIu64 " records prefilled, %s per run, %u thread%s (%s), %s keys\n",
+               c0.records,
+               c0.ops ? (std::to_string(c0.ops) + " ops").c_str() : (std::to_string(c0.seconds) .substr(0, 4) + " s").c_str(),
+               c0.threads, c0.threads == 1 ? "" : "s", std::string(to_string(c0.parallel)).c_str(),
+               std::string(to_string(c0.universe)).c_str());
+  std::fprintf(f, "%-16s %-8s %-17s %7s %8s %8s %8s %8s %7s %7s %7s %8s %6s\n", "index", "mode", "workload", "load s",
+               "Mops/s", "p50 ns", "p99 ns", "p99.9 ns", "flush/op", "fence/op", "alloc/op", "B/record", "check");
+  for (auto& r : rs) {
+    const auto& h = r.all.lat;
+    char bpr[16] = "-";
+    if (r.have_space && r.space.records)
+      std::snprintf(bpr, sizeof bpr, "%.1f",
+                    static_cast<double>(r.space.pm_bytes_used + r.space.dram_bytes) / static_cast<double>(r.space.records));
+    std::string label = r.label;
+    std::fprintf(f, "%-16s %-8s %-17s %7.2f %8.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7.2f %7.2f %7.2f %8s %6s\n",
+                 label.c_str(), r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode)).c_str() : "-", r.cfg.w.name.c_str(), r.load_seconds, r.mops, h.percentile(0.5), h.percentile(0.99),
+                 h.percentile(0.999), per(r.all.flushes, r.all.done), per(r.all.fences, r.all.done),
+                 per(r.all.allocs, r.all.done), bpr, r.failed ? "FAIL" : (r.counted ? "ok" : "-"));
+  }
+  for (auto& r : rs) {
+    if (r.failed) std::fprintf(f, "FAILED %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(), r.failure.c_str());
+    for (auto& n : r.notes) std::fprintf(f, "note: %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(), n.c_str());
+  }
+  if (!detail) return;
+  for (auto& r : rs) {
+    std::fprintf(f, "\n%s / %s  (%s, %s, %u threads, %s %s, %s universe)\n", r.label.c_str(), r.cfg.w.name.c_str(),
+                 std::string(pm::to_string(r.cfg.base.mode)).c_str(), std::string(to_string(r.cfg.parallel)).c_str(),
+                 r.cfg.threads, mix_string(r.cfg.w).c_str(), std::string(to_string(r.cfg.w.dist)).c_str(),
+                 std::string(to_string(r.cfg.universe)).c_str());
+    std::fprintf(f, "  %-7s %11s %11s %8s %7s %7s %7s %7s %8s %8s %8s %9s %8s %8s %8s\n", "op", "ops", "succeeded",
+                 "Mops/s", "min", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max ns", "flush/op", "fence/op",
+                 "alloc/op");
+    auto row = [&](const char* name, const op_stats& o) {
+      const auto& h = o.lat;
+      std::fprintf(f,
+                   "  %-7s %11" PRIu64 " %11" PRIu64 " %8.2f %7" PRIu64 " %7" PRIu64 " %7" PRIu64 " %7" PRIu64
+                   " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %8.2f %8.2f %8.2f\n",
+                   name, o.done, o.ok, r.all.done ? r.mops * per(o.done, r.all.done) : 0.0, h.min(), h.percentile(0.5),
+                   h.percentile(0.9), h.percentile(0.99), h.percentile(0.999), h.percentile(0.9999),
+                   h.percentile(0.99999), h.max(), per(o.flushes, o.done), per(o.fences, o.done), per(o.allocs, o.done));
+    };
+    for (unsigned i = 0; i < k_nops; ++i)
+      if (r.per_op[i].done) row(std::string(to_string(static_cast<op_type>(i))).c_str(), r.per_op[i]);
+    row("all", r.all);
+    std::fprintf(f, "  load: %" PRIu64 " records in %.3f s (%.2f Mops/s), %.2f flushes, %.2f fences, %.2f allocs per insert\n",
+                 r.load_ok, r.load_seconds, r.load_seconds > 0 ? r.load_ok / r.load_seconds / 1e6 : 0.0,
+                 per(r.load_flushes, r.load_ok), per(r.load_fences, r.load_ok), per(r.load_allocs, r.load_ok));
+    if (r.have_space)
+      std::fprintf(f, "  space after prefill: PM %s used (%s reserved), DRAM %s, %.1f bytes/record\n",
+                   human_bytes(static_cast<double>(r.space.pm_bytes_used)).c_str(),
+                   human_bytes(static_cast<double>(r.space.pm_bytes_reserved)).c_str(),
+                   human_bytes(static_cast<double>(r.space.dram_bytes)).c_str(),
+                   per(r.space.pm_bytes_used + r.space.dram_bytes, r.space.records));
+    if (!r.series_mops.empty()) {
+      double lo = r.series_mops[0], hi = lo;
+      for (double m : r.series_mops) lo = std::min(lo, m), hi = std::max(hi, m);
+      std::fprintf(f, "  per %u ms window (wall clock, generation included): %.2f .. %.2f Mops/s over %zu windows\n",
+                   r.cfg.window_ms, lo, hi, r.series_mops.size());
+    }
+    if (r.counted)
+      std::fprintf(f, "  records: expected %" PRIu64 ", index reports %" PRIu64 "%s, check(): %s\n", r.expected_records,
+                   r.reported_records,
+                   r.scanned ? (", scan finds " + std::to_string(r.scanned_records)).c_str() : "",
+                   r.structure.c_str());
+    if (r.have_recovery)
+      std::fprintf(f, "  recovery: clean reopen %.4f s; after a crash reopen %.4f s (repair + tracing %.4f s, %" PRIu64
+                      " blocks), %" PRIu64 " records\n",
+                   r.clean_open_seconds, r.dirty_open_seconds, r.dirty_recover_seconds, r.dirty_traced_blocks,
+                   r.records_after_recovery);
+  }
+}
+
+void flatten(const json::value& v, const std::string& prefix, std::vector<std::pair<std::string, double>>& out) {
+  using k = json::value::kind;
+  switch (v.type()) {
+    case k::number: out.emplace_back(prefix, v.number()); break;
+    case k::boolean: out.emplace_back(prefix, v.boolean() ? 1 : 0); break;
+    case k::object:
+      for (auto& [key, x] : v.members()) flatten(x, prefix.empty() ? key : prefix + "." + key, out);
+      break;
+    case k::array: {
+      bool numbers = !v.items().empty();
+      for (auto& x : v.items()) numbers &= x.is_number();
+      if (numbers) break;  // a time series
+      for (size_t i = 0; i < v.items().size(); ++i)
+        flatten(v.items()[i], prefix + "[" + std::to_string(i) + "]", out);
+      break;
+    }
+    default: break;
+  }
+}
+
+std::string run_key(const json::value& run) {
+  auto s = [&](const char* k) {
+    auto* x = run.get(k);
+    return x && x->is_string() ? x->str() : std::string("?");
+  };
+  auto* t = run.get("threads");
+  return s("index") + " " + s("workload") + " " + s("mode") + " " + s("parallel") + " t" +
+         std::to_string(t && t->is_number() ? static_cast<int>(t->number()) : 0);
+}
+
+std::string to_csv(const std::vector<json::value>& runs) {
+  std::vector<std::string> cols;
+  std::vector<std::vector<std::pair<std::string, double>>> rows;
+  for (auto& r : runs) {
+    rows.emplace_back();
+    flatten(r, "", rows.back());
+    for (auto& [k, v] : rows.back()) {
+      bool have = false;
+      for (auto& c : cols) have |= c == k;
+      if (!have) cols.push_back(k);
+    }
+  }
+  std::string out = "run";
+  for (auto& c : cols) out += "," + c;
+  out += "\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    out += "\"" + run_key(runs[i]) + "\"";
+    for (auto& c : cols) {
+      out += ",";
+      for (auto& [k, v] : rows[i])
+        if (k == c) {
+          char b[40];
+          std::snprintf(b, sizeof b, "%.10g", v);
+          out += b;
+          break;
+        }
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace pmindex::bench

@@ -1,0 +1,87 @@
+// The run of one benchmark: open (or create) the index, prefill it in
+// parallel, run the workload on T threads, check the record count, measure
+// space and optionally recovery. What it measures is in run_result; the
+// report writes it as a table, JSON and CSV.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "histogram.hpp"
+#include "keys.hpp"
+#include "pmindex/index.hpp"
+#include "workload.hpp"
+
+namespace pmindex::bench {
+
+enum class parallel_mode : uint8_t { shared, instance, global_lock };
+std::string_view to_string(parallel_mode p) noexcept;
+
+struct run_config {
+  std::string index;          // registered index (ignored with a plugin)
+  std::string plugin;         // PiBench wrapper .so, or empty
+  options base;               // pool path/size, mode, flush, params
+  workload w;
+  uint64_t records = 1000000; // prefill n
+  uint64_t key_space = 0;     // ids reads draw from; 0: n
+  uint64_t ops = 0;           // run-phase ops in total; 0: timed
+  double seconds = 2;
+  uint32_t threads = 2;
+  uint64_t seed = 1;
+  uint32_t sample_every = 64;  // latency: time 1 op in this many (0: none)
+  uint32_t window_ms = 100;
+  key_universe universe = key_universe::sparse;
+  parallel_mode parallel = parallel_mode::shared;
+  bool recover = false;
+  bool check = true;           // check() and a full scan after the run
+  bool pin = false;            // pin thread t to CPU t % cores
+  bool progress = false;       // progress line on stderr
+};
+
+struct op_stats {
+  uint64_t done = 0, ok = 0;
+  uint64_t flushes = 0, fences = 0, allocs = 0;
+  histogram lat;  // in ns after finish()
+};
+
+struct run_result {
+  run_config cfg;
+  std::string label;          // index name or plugin file
+  std::vector<std::string> notes;
+  bool failed = false;        // record-count or check failure
+  std::string failure;
+
+  // load
+  double load_seconds = 0;
+  uint64_t load_ok = 0;
+  uint64_t load_flushes = 0, load_fences = 0, load_allocs = 0;
+  // space after the prefill (summed over instances)
+  bool have_space = false;
+  index_stats space;
+  // run
+  double wall_seconds = 0;    // run phase, start to last thread done
+  double busy_seconds = 0;    // mean per-thread time inside the timed sections
+  double mops = 0;            // sum over threads of ops / busy time (completed)
+  double mops_ok = 0;         // same, succeeded ops only
+  op_stats per_op[k_nops];
+  op_stats all;
+  std::vector<double> series_mops;  // per window, wall clock (includes generation)
+  // checks
+  bool counted = false;
+  uint64_t expected_records = 0, reported_records = 0, scanned_records = 0;
+  bool scanned = false;
+  std::string structure = "not checked";
+  // recovery (--recover)
+  bool have_recovery = false;
+  double clean_open_seconds = 0;
+  double dirty_open_seconds = 0, dirty_recover_seconds = 0;
+  uint64_t dirty_traced_blocks = 0;
+  uint64_t records_after_recovery = 0;
+};
+
+// Runs one benchmark. Throws pmindex::error for setup failures (bad pool,
+// unsupported mode); a record-count mismatch is reported in the result.
+run_result run(const run_config& cfg);
+
+}  // namespace pmindex::bench

@@ -1,0 +1,60 @@
+// One-byte key fingerprints and their SIMD comparison (FPTree, LB+-Tree):
+// a leaf search compares the fingerprints of all slots at once and reads
+// only the keys whose fingerprint matches (~1 key per search).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace pmindex::btree::detail {
+
+inline uint8_t fingerprint(uint64_t key) noexcept {
+  // Multiplicative hash; the top byte mixes every key bit.
+  return static_cast<uint8_t>((key * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
+// Bit i set iff p[i] == b, for i < 64. Reads 64 bytes at p.
+inline uint64_t match_bytes64(const uint8_t* p, uint8_t b) noexcept {
+#if defined(__AVX512BW__)
+  return _mm512_cmpeq_epi8_mask(_mm512_loadu_si512(p), _mm512_set1_epi8(static_cast<char>(b)));
+#elif defined(__AVX2__)
+  __m256i x = _mm256_set1_epi8(static_cast<char>(b));
+  uint32_t lo = _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), x));
+  uint32_t hi = _mm256_movemask_epi8(
+      _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)), x));
+  return uint64_t{lo} | uint64_t{hi} << 32;
+#else
+  uint64_t m = 0;
+  for (int i = 0; i < 64; ++i) m |= uint64_t{p[i] == b} << i;
+  return m;
+#endif
+}
+
+// Bit i set iff p[i] == b, for i < 16. Reads 16 bytes at p.
+inline uint32_t match_bytes16(const uint8_t* p, uint8_t b) noexcept {
+#if defined(__SSE2__)
+  return static_cast<uint32_t>(_mm_movemask_epi8(
+      _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), _mm_set1_epi8(static_cast<char>(b)))));
+#else
+  uint32_t m = 0;
+  for (int i = 0; i < 16; ++i) m |= uint32_t{p[i] == b} << i;
+  return m;
+#endif
+}
+
+template <class T>
+inline T load_acq(const T* p) noexcept {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+template <class T>
+inline T load_rlx(const T* p) noexcept {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+template <class T>
+inline void store_rel(T* p, T v) noexcept {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+}  // namespace pmindex::btree::detail

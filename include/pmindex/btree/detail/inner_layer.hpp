@@ -1,0 +1,81 @@
+// The DRAM inner layer shared by the hybrid B+-trees (FPTree, LB+-Tree): a
+// B+-tree of separator keys whose bottom level points at persistent leaves
+// (pool offsets). Nothing of it is persisted; every open rebuilds it from
+// the leaf chain with build().
+//
+// Concurrency: writers (leaf splits, 1 in ~C/2 inserts) are serialised by
+// one mutex. Readers take no lock: every slot is read and written with
+// 8-byte atomic accesses and nodes are never freed while the layer lives, so
+// a reader racing with a writer always lands on some real leaf. The answer is
+// only a hint: callers validate it with the leaves' fence keys (low key of
+// the leaf and of its right sibling), move right along the leaf chain when
+// the key lies further right, and retry from the top when it lies left.
+// Splits publish the new right node in the parent before shrinking the left
+// one, so a hint is at worst a few leaves to the left while a writer runs.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pmindex::btree::detail {
+
+class inner_layer {
+ public:
+  // `capacity`: separator keys per node (children = capacity + 1), >= 3.
+  explicit inner_layer(uint32_t capacity);
+  ~inner_layer();
+  inner_layer(const inner_layer&) = delete;
+  inner_layer& operator=(const inner_layer&) = delete;
+
+  // Replaces the layer by one built bottom-up from the leaf chain:
+  // (low fence key, leaf offset) pairs, low keys strictly increasing. Nodes
+  // are filled to ~7/8 so the first splits do not cascade. No concurrent use.
+  void build(const std::vector<std::pair<uint64_t, uint64_t>>& leaves);
+
+  // Lock-free: the leaf whose range holds `key` (a hint, see above), or 0 if
+  // the reader met a slot a concurrent writer has not filled yet (retry).
+  uint64_t find(uint64_t key) const noexcept;
+
+  // Adds the leaf `off` whose low fence key is `low` (the new right sibling
+  // made by a leaf split). Thread-safe (takes the writer mutex).
+  void insert(uint64_t low, uint64_t off);
+
+  // Checks node order and that find(low) returns each leaf exactly. No
+  // concurrent writers. Empty string when fine.
+  std::string check(const std::vector<std::pair<uint64_t, uint64_t>>& leaves) const;
+
+  uint64_t dram_bytes() const noexcept { return nodes_.size() * node_bytes(); }
+  uint64_t nodes() const noexcept { return nodes_.size(); }
+  uint32_t height() const noexcept;  // inner levels (>= 1)
+  uint32_t capacity() const noexcept { return cap_; }
+
+ private:
+  // clang-format off
+  struct node {
+    uint32_t level;    //  0  1: children are leaf offsets; > 1: node pointers
+    uint32_t count;    //  4  separator keys in use; children = count + 1
+    uint64_t slot[1];  //  8  keys[cap], then children[cap + 1]
+  };
+  // clang-format on
+  uint64_t node_bytes() const noexcept { return 8 + 8 * (2 * uint64_t{cap_} + 1); }
+  uint64_t* keys(node* n) const noexcept { return n->slot; }
+  uint64_t* kids(node* n) const noexcept { return n->slot + cap_; }
+  const uint64_t* keys(const node* n) const noexcept { return n->slot; }
+  const uint64_t* kids(const node* n) const noexcept { return n->slot + cap_; }
+  node* make(uint32_t level);
+  void clear();
+  // Index of the child whose range holds key: the number of keys <= key.
+  uint32_t position(const node* n, uint32_t count, uint64_t key) const noexcept;
+  void insert_at(std::vector<node*>& path, size_t depth, uint64_t key, uint64_t child);
+  std::string check_node(const node* n, uint64_t lo, bool has_hi, uint64_t hi) const;
+
+  uint32_t cap_;
+  node* root_ = nullptr;  // atomic accesses
+  std::mutex mu_;         // writers
+  std::vector<node*> nodes_;
+};
+
+}  // namespace pmindex::btree::detail

@@ -1,0 +1,67 @@
+// The crash checker (DESIGN.md, "Correctness model" and "Crash checker").
+//
+// It runs a random history of operations on any registered index, in a pool
+// whose flushes and fences are observed (pm::persist_observer), and keeps a
+// shadow of what a power failure would leave: a cache line flushed and then
+// fenced is durable with its value at that flush; any other line written
+// since holds some prefix of its stores. At chosen persistence events it
+// forks; the child builds one crash image (per line: the durable value, the
+// value at its last unfenced flush, or the current value, never a mix of
+// words inside a line), moves the pool to another address, recovers it
+// through pmindex::open and checks the oracle:
+//   - open succeeds (recovery, tracing rebuild), check() holds;
+//   - every completed operation is present, the one in flight is wholly
+//     applied or absent (single thread: the content equals the reference
+//     map before or after that operation; threads: see multi_thread.cpp);
+//   - no block is reachable twice, the heap holds exactly the traced blocks,
+//     and no more blocks than the live pool had handed out (a block freed
+//     while a crash could still reach it is a use-after-free);
+//   - the recovered index takes more inserts and removes and stays correct.
+// A hung child (alarm) or one killed by a signal is a violation too.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pmindex::crash {
+
+struct config {
+  std::string index = "canary";
+  std::string params;             // index params ("" = the index's defaults)
+  uint64_t ops = 400;             // operations in the history (all threads)
+  uint64_t images = 2000;         // crash images to check (random mode)
+  uint32_t threads = 1;           // 1..16 threads run the history
+  uint64_t seed = 1;
+  bool exhaustive = false;        // every event of the history is a crash point
+  uint64_t keys = 64;             // key space (small: splits, growth, empties)
+  uint64_t pool_size = 8 << 20;
+  std::string keyset = "mixed";   // threads: disjoint | shared | mixed
+  uint32_t child_timeout = 20;    // seconds before a child counts as hung
+  uint64_t max_violations = 0;    // stop after this many (0: never stop)
+  uint32_t details = 5;           // violations printed (and images saved) in full
+  std::string save_dir = "/tmp";  // where failing images go
+  bool verbose = false;           // children keep their stderr
+  bool quiet = false;             // no progress lines on stderr
+  // Replay one image: crash point and variant (as printed by a violation).
+  bool replay = false;
+  uint64_t replay_point = 0;
+  uint64_t replay_variant = 0;
+  // The command that reproduces a run (printed with each violation).
+  std::string command;
+};
+
+struct result {
+  uint64_t images = 0;
+  uint64_t violations = 0;
+  uint64_t events = 0;        // persistence events in the history
+  uint64_t crash_points = 0;  // distinct events crashed at
+  double seconds = 0;
+  std::vector<std::string> messages;  // the first `details` violations
+};
+
+// Runs the checker; throws pmindex::error for a bad configuration (unknown
+// index, index without persist mode, pool too small).
+result run(const config& c);
+
+}  // namespace pmindex::crash

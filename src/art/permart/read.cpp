@@ -1,0 +1,102 @@
+// PermART reads. Point lookups read the current version of each slot (and
+// settle stamps they meet, so a later snapshot cannot miss what they saw).
+// Scans and ranges read every slot at one snapshot stamp: the version whose
+// stamp is <= the snapshot's, walking previous versions back as needed.
+#include "tree.hpp"
+
+namespace pmindex::art::permart::detail {
+
+uint64_t tree::load_current(uint64_t* slot) const {
+  uint64_t v;
+  // A tagged slot may still be lost by a crash: wait for its writer.
+  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
+  if (v) sync::settle_stamp(&hdr(v)->stamp, clock_);
+  return v;
+}
+
+uint64_t tree::load_at(uint64_t* slot, uint64_t ts) const {
+  uint64_t v;
+  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
+  while (v) {
+    header* h = hdr(v);
+    if (sync::settle_stamp(&h->stamp, clock_) <= ts) return is_link(v) ? 0 : v;
+    v = load_acq(&h->prev);  // the slot's value before h was installed
+  }
+  return 0;
+}
+
+std::optional<uint64_t> tree::lookup(uint64_t key) {
+  auto g = p_.pin();
+  uint64_t* slot = &root_->slot;
+  for (;;) {
+    uint64_t v = load_current(slot);
+    if (!v || is_link(v)) return std::nullopt;
+    header* n = hdr(v);
+    if (n->kind == uint8_t(kind::leaf)) {
+      auto* l = reinterpret_cast<leaf*>(n);
+      unsigned i = leaf_lower_bound(l, key);
+      if (i < l->h.count && l->kv[i].key == key) return l->kv[i].value;
+      return std::nullopt;
+    }
+    if ((key ^ n->prefix) & prefix_mask(n->depth)) return std::nullopt;
+    slot = find_child(n, key_byte(key, n->depth));
+    if (!slot) return std::nullopt;
+  }
+}
+
+// In-order walk of the subtree at node `v` (as of `ts`), restricted to
+// [lo, hi]; sink(key, value) -> false stops the walk.
+template <class Sink>
+bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const {
+  header* n = hdr(v);
+  if (n->kind == uint8_t(kind::leaf)) {
+    auto* l = reinterpret_cast<leaf*>(n);
+    for (unsigned i = leaf_lower_bound(l, lo); i < l->h.count && l->kv[i].key <= hi; ++i)
+      if (!sink(l->kv[i].key, l->kv[i].value)) return false;
+    return true;
+  }
+  unsigned d = n->depth;
+  uint64_t prefix = n->prefix;
+  uint64_t nmin = prefix & prefix_mask(d), nmax = nmin | ~prefix_mask(d);
+  if (nmax < lo || nmin > hi) return true;
+  return each_child(n, [&](unsigned b, uint64_t* s) {
+    if (child_max(prefix, d, b) < lo) return true;
+    if (child_min(prefix, d, b) > hi) return false;  // and every later child
+    uint64_t c = mut_ == mutant::scan_not_atomic ? load_current(s) : load_at(s, ts);
+    if (mut_ == mutant::scan_not_atomic && is_link(c)) c = 0;
+    return !c || visit(c, lo, hi, ts, sink);
+  });
+}
+
+template <class Sink>
+void tree::snapshot(uint64_t lo, uint64_t hi, Sink& sink) {
+  auto g = p_.pin();  // before the stamp: see versioned_ptr.hpp, reclamation
+  uint64_t ts = clock_.snapshot_stamp();
+  uint64_t v = mut_ == mutant::scan_not_atomic ? load_current(&root_->slot) : load_at(&root_->slot, ts);
+  if (mut_ == mutant::scan_not_atomic && is_link(v)) v = 0;
+  if (v) visit(v, lo, hi, ts, sink);
+}
+
+size_t tree::scan(uint64_t from, size_t count, record* out) {
+  if (count == 0) return 0;
+  size_t n = 0;
+  auto sink = [&](uint64_t k, uint64_t v) {
+    out[n++] = {k, v};
+    return n < count;
+  };
+  snapshot(from, ~uint64_t{0}, sink);
+  return n;
+}
+
+size_t tree::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
+  size_t n0 = out.size();
+  if (lo > hi) return 0;
+  auto sink = [&](uint64_t k, uint64_t v) {
+    out.push_back({k, v});
+    return true;
+  };
+  snapshot(lo, hi, sink);
+  return out.size() - n0;
+}
+
+}  // namespace pmindex::art::permart::detail

@@ -1,0 +1,236 @@
+// PermART: open, recovery, tracing, invariant check, stats, registration.
+#include <chrono>
+#include <string>
+
+#include "pmindex/error.hpp"
+#include "tree.hpp"
+
+namespace pmindex::art::permart {
+
+std::string_view to_string(mutant m) {
+  switch (m) {
+    case mutant::none: return "none";
+    case mutant::publish_before_flush: return "publish_before_flush";
+    case mutant::flush_without_fence: return "flush_without_fence";
+    case mutant::free_before_durable: return "free_before_durable";
+    case mutant::scan_not_atomic: return "scan_not_atomic";
+  }
+  return "?";
+}
+
+std::optional<mutant> parse_mutant(std::string_view s) {
+  for (auto m : {mutant::none, mutant::publish_before_flush, mutant::flush_without_fence,
+                 mutant::free_before_durable, mutant::scan_not_atomic})
+    if (to_string(m) == s) return m;
+  return std::nullopt;
+}
+
+namespace detail {
+
+namespace {
+mutant mutant_from_params(const std::string& params) {
+  auto pos = params.find("mutant=");
+  if (pos == std::string::npos) return mutant::none;
+  auto end = params.find(',', pos);
+  auto v = params.substr(pos + 7, end == std::string::npos ? std::string::npos : end - pos - 7);
+  auto m = parse_mutant(v);
+  if (!m) throw error(errc::usage, "unknown permart mutant '" + v + "'");
+#ifndef PMINDEX_MUTANTS
+  if (*m != mutant::none) throw error(errc::unsupported, "permart mutants exist in test builds only");
+#endif
+  return *m;
+}
+}  // namespace
+
+tree::tree(pm::pool& p, open_kind k) : index(p), p_(p) {
+  mut_ = mutant_from_params(p.index_params());
+  if (k == open_kind::created) {
+    uint64_t off = p_.alloc_or_throw(sizeof(root));
+    root_ = p_.ptr<root>(off);
+    std::memset(static_cast<void*>(root_), 0, sizeof(root));
+    root_->h.kind = uint8_t(kind::root);
+    root_->magic = k_root_magic;
+    root_->run = 1;
+    p_.persist(root_, sizeof(root));
+    p_.set_root(off);
+  } else {
+    uint64_t off = p_.root();
+    if (!off || off % 16 || off + sizeof(root) > p_.size() || p_.ptr<root>(off)->magic != k_root_magic)
+      throw error(errc::corrupt, "permart: the pool has no valid root");
+    root_ = p_.ptr<root>(off);
+    if (k == open_kind::dirty) {
+      root_->h.lock = 0;
+      recover_slot(&root_->slot, -1);
+    }
+    // Stamps of earlier runs stay below every stamp of this one, so their
+    // (stale) previous-version pointers are never followed.
+    root_->run += 1;
+    p_.persist(&root_->run, 8);
+  }
+  clock_.reset(root_->run << k_run_shift);
+}
+
+// After a crash: makes every reachable slot a plain durable pointer and every
+// node's volatile state initial. Allocates nothing; writes only what differs.
+void tree::recover_slot(uint64_t* slot, int parent_depth) {
+  uint64_t v = *slot, w = v & ~k_unpersisted;
+  if (is_link(w)) w = 0;  // a link stands for null
+  if (w != v) {
+    *slot = w;
+    p_.flush(slot, 8);  // fenced once at the end of the open (run bump)
+  }
+  if (!w) return;
+  const uint64_t lo = p_.header().heap_offset;
+  if (w & k_tag_mask || w < lo || w + 64 > p_.size())
+    throw error(errc::corrupt, "permart: slot points outside the heap");
+  header* h = hdr(w);
+  h->stamp = 0;
+  h->prev = 0;
+  h->lock = 0;
+  switch (static_cast<kind>(h->kind)) {
+    case kind::leaf:
+      if ((h->cap != k_small_leaf && h->cap != k_big_leaf) || h->count == 0 || h->count > h->cap)
+        throw error(errc::corrupt, "permart: damaged leaf");
+      return;
+    case kind::sparse:
+    case kind::indirect:
+    case kind::full:
+      if (int(h->depth) <= parent_depth || h->depth > 7 || w + block_size(h) > p_.size())
+        throw error(errc::corrupt, "permart: damaged inner node");
+      each_child(h, [&](unsigned, uint64_t* s) {
+        recover_slot(s, h->depth);
+        return true;
+      });
+      return;
+    default: throw error(errc::corrupt, "permart: unknown node kind");
+  }
+}
+
+void tree::trace(pm::pool::trace_sink& sink) {
+  sink.add(p_.off(root_), sizeof(root));
+  auto walk = [&](auto&& self, uint64_t v) -> void {
+    if (!v) return;
+    if (is_link(v)) {
+      sink.add(untag(v), k_link_size);
+      return;
+    }
+    header* h = hdr(v);
+    sink.add(untag(v), block_size(h));
+    each_child(h, [&](unsigned, uint64_t* s) {
+      self(self, load_acq(s) & ~k_unpersisted);
+      return true;
+    });
+  };
+  walk(walk, load_acq(&root_->slot) & ~k_unpersisted);
+}
+
+// Structural invariants (quiescent tree): slots untagged and allocated,
+// depths increasing, prefixes consistent with the path, children in key
+// order, leaves sorted, non-empty and within their capacity, keys globally
+// ascending, no lock held, every stamp settled.
+std::string tree::check_slot(uint64_t* slot, int parent_depth, uint64_t path, uint64_t& records,
+                             uint64_t& prev_key, bool& any) {
+  uint64_t v = load_acq(slot);
+  if (v & k_unpersisted) return "slot with UNPERSISTED bit";
+  if (!v) return {};
+  if (!p_.is_allocated(untag(v))) return "slot points to a free block " + std::to_string(untag(v));
+  if (is_link(v)) return load_acq(&hdr(v)->stamp) == sync::k_stamp_tbd ? "unsettled link" : "";
+  header* h = hdr(v);
+  if (h->stamp == sync::k_stamp_tbd) return "unsettled stamp";
+  if (h->lock & 1) return "lock held";
+  uint64_t pmask = prefix_mask(unsigned(parent_depth + 1));
+  if (h->kind == uint8_t(kind::leaf)) {
+    auto* l = reinterpret_cast<leaf*>(h);
+    if ((h->cap != k_small_leaf && h->cap != k_big_leaf) || h->count == 0 || h->count > h->cap ||
+        leaf_cap_for(h->count) != h->cap)
+      return "bad leaf count/capacity";
+    for (unsigned i = 0; i < h->count; ++i) {
+      uint64_t k = l->kv[i].key;
+      if ((k ^ path) & pmask) return "leaf key " + std::to_string(k) + " off its path";
+      if (any && k <= prev_key) return "keys out of order at " + std::to_string(k);
+      prev_key = k;
+      any = true;
+      ++records;
+    }
+    return {};
+  }
+  if (h->kind < uint8_t(kind::sparse) || h->kind > uint8_t(kind::full)) return "unknown node kind";
+  unsigned d = h->depth;
+  if (int(d) <= parent_depth || d > 7) return "inner node depth not increasing";
+  if ((h->prefix ^ path) & pmask) return "prefix disagrees with the path";
+  if (h->prefix & ~prefix_mask(d)) return "prefix has bytes beyond its depth";
+  if (h->kind == uint8_t(kind::sparse)) {
+    auto* s = reinterpret_cast<sparse*>(h);
+    if (h->count == 0 || h->count > k_sparse_cap) return "bad sparse count";
+    for (unsigned i = 1; i < h->count; ++i)
+      if (s->keys[i - 1] >= s->keys[i]) return "sparse keys not sorted";
+  } else if (h->kind == uint8_t(kind::indirect)) {
+    auto* s = reinterpret_cast<indirect*>(h);
+    unsigned c = 0;
+    for (auto w : s->bits) c += __builtin_popcountll(w);
+    if (c != h->count || c > k_indirect_cap) return "indirect count disagrees with its bitmap";
+  }
+  std::string err;
+  each_child(h, [&](unsigned b, uint64_t* s) {
+    err = check_slot(s, int(d), child_min(h->prefix, d, b), records, prev_key, any);
+    return err.empty();
+  });
+  return err;
+}
+
+check_result tree::check() {
+  auto g = p_.pin();
+  if (root_->magic != k_root_magic) return check_result::fail("root magic");
+  if (root_->h.lock & 1) return check_result::fail("root lock held");
+  uint64_t records = 0, prev = 0;
+  bool any = false;
+  std::string e = check_slot(&root_->slot, -1, 0, records, prev, any);
+  if (!e.empty()) return check_result::fail("permart: " + e);
+  return {};
+}
+
+index_stats tree::stats() {
+  index_stats s;
+  uint64_t counts[6] = {}, records = 0;
+  auto g = p_.pin();
+  auto walk = [&](auto&& self, uint64_t v) -> void {
+    if (!v || is_link(v)) return;
+    header* h = hdr(v);
+    ++counts[h->kind];
+    if (h->kind == uint8_t(kind::leaf)) {
+      records += h->count;
+      return;
+    }
+    each_child(h, [&](unsigned, uint64_t* c) {
+      self(self, load_current(c));
+      return true;
+    });
+  };
+  walk(walk, load_current(&root_->slot));
+  s.records = records;
+  auto u = p_.usage();
+  s.pm_bytes_used = u.used_bytes;
+  s.pm_bytes_reserved = u.reserved_bytes;
+  s.dram_bytes = u.dram_bytes + sizeof(*this);
+  s.extra = {{"leaves", double(counts[uint8_t(kind::leaf)])},
+             {"sparse_nodes", double(counts[uint8_t(kind::sparse)])},
+             {"indirect_nodes", double(counts[uint8_t(kind::indirect)])},
+             {"full_nodes", double(counts[uint8_t(kind::full)])}};
+  return s;
+}
+
+}  // namespace detail
+
+index_entry make_entry() {
+  index_entry e;
+  e.name = "permart";
+  e.description = "PermART: persistent multiversion ART, ROWEX, linearizable range queries (SIGMOD'26)";
+  e.concurrent = true;
+  e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
+  e.factory = [](pm::pool& p, open_kind k) -> std::unique_ptr<index> {
+    return std::make_unique<detail::tree>(p, k);
+  };
+  return e;
+}
+
+}  // namespace pmindex::art::permart

@@ -1,0 +1,217 @@
+// The crash checker's driver: chooses crash points, forks one child per
+// crash image, collects verdicts, saves failing images.
+#include "pmindex/crash/crashtest.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "checker.hpp"
+#include "image.hpp"
+#include "pmindex/error.hpp"
+
+namespace pmindex::crash {
+
+namespace {
+// Crash images per point in exhaustive mode beyond the two extremes, when a
+// point has too many combinations to enumerate.
+constexpr uint64_t k_exhaustive_random = 4;
+}  // namespace
+
+checker::checker(const config& c) : c_(c), vrng_(mix64(c.seed ^ 0x76617273)) {
+  const index_entry* e = find_index(c_.index);
+  if (!e) throw error(errc::usage, "unknown index '" + c_.index + "' (see `pmindex list`)");
+  bool persist = false;
+  for (auto m : e->modes) persist |= m == pm::mode::persist;
+  if (!persist) throw error(errc::unsupported, "index " + c_.index + " has no persist mode: nothing to crash-test");
+  if (!pm::k_crash_sim)
+    throw error(errc::unsupported, "this pmindex was built with -DPMINDEX_CRASH_SIM=OFF: no crash simulation");
+  if (c_.threads < 1 || c_.threads > 16) throw error(errc::usage, "--threads must be 1..16");
+  if (c_.keys < 2 || c_.keys > 100000) throw error(errc::usage, "--keys must be 2..100000");
+  if (c_.keyset != "disjoint" && c_.keyset != "shared" && c_.keyset != "mixed")
+    throw error(errc::usage, "--keyset must be disjoint, shared or mixed");
+  if (c_.ops < c_.threads) throw error(errc::usage, "--ops must be at least --threads");
+  if (c_.threads > 1 && c_.keyset != "shared" && c_.keys < 4 * c_.threads)
+    throw error(errc::usage, "--keys must be at least 4 per thread");
+  void* m = mmap(nullptr, k_msg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw error(errc::io, "cannot map the verdict page");
+  msg_ = static_cast<char*>(m);
+  make_keys();
+}
+
+checker::~checker() {
+  if (msg_) munmap(msg_, k_msg);
+}
+
+bool checker::wants(uint64_t k) {
+  if (stop_) return false;
+  if (c_.replay) return k == c_.replay_point;
+  if (c_.exhaustive) return true;
+  if (phase_ == phase::done) return end_images_ > 0 || points_.lower_bound(k) != points_.end();
+  return points_.count(k) != 0;
+}
+
+// Describes the crash point: which operations were in flight.
+std::string checker::where(uint64_t k) const {
+  std::string s = "crash point " + std::to_string(k);
+  if (phase_ == phase::creating) return s + " (while creating the index)";
+  if (phase_ == phase::done) return s + " (after the history)";
+  std::string fl;
+  for (auto& log : logs_)
+    for (auto& o : log) {
+      if (!o.start) break;
+      if (o.end) continue;
+      if (!fl.empty()) fl += ", ";
+      fl += "thread " + std::to_string(o.thread) + " " + to_string(o.kind) + "(" + std::to_string(o.key) +
+            (o.kind == op_kind::insert || o.kind == op_kind::update ? ", " + std::to_string(o.value) : "") + ")";
+    }
+  return s + (fl.empty() ? " (between operations)" : " (during " + fl + ")");
+}
+
+void checker::crash(uint64_t k, bool frozen) {
+  std::vector<uint64_t> variants;
+  auto cands = obs_->candidates();
+  uint64_t combos = combinations(cands);
+  if (c_.replay) {
+    variants = {c_.replay_variant};
+  } else if (c_.exhaustive) {
+    variants = all_variants(combos, k_exhaustive_random);
+  } else {
+    uint64_t m = 0;
+    if (phase_ == phase::done) {
+      for (auto it = points_.lower_bound(k); it != points_.end(); it = points_.erase(it)) m += it->second;
+      m += end_images_;
+      end_images_ = 0;
+    } else {
+      m = points_[k];
+      points_.erase(k);
+    }
+    variants = pick_variants(combos, m, vrng_);
+  }
+  ++r_.crash_points;
+  // Blocks handed out right now: a crash image may reach no more than these.
+  uint64_t used = UINT64_MAX;
+  if (idx_ && phase_ != phase::creating && frozen) used = idx_->pool().usage().used_blocks;
+  for (uint64_t v : variants) {
+    if (stop_) break;
+    run_image(k, v, cands, frozen, used);
+  }
+}
+
+void checker::run_image(uint64_t k, uint64_t v, const std::vector<candidate>& c, bool frozen, uint64_t used) {
+  std::memset(msg_, 0, k_msg);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw error(errc::io, std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    // The child: a copy-on-write snapshot of the pool, the shadow and the log.
+    alarm(c_.child_timeout);
+    if (!c_.verbose) {
+      int fd = ::open("/dev/null", O_WRONLY);
+      if (fd >= 0) dup2(fd, 2);
+    }
+    char* base = obs_->base();
+    const uint64_t size = obs_->size();
+    apply_variant(c, c_.seed, k, v, base);
+    // Move the pool: an index that kept a virtual address crashes or fails.
+    void* dst = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* moved = dst == MAP_FAILED ? MAP_FAILED
+                                    : mremap(base, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+    std::string verdict;
+    if (moved == MAP_FAILED) {
+      verdict = "checker: cannot move the pool";
+    } else {
+      try {
+        verdict = oracle(static_cast<char*>(moved), frozen, used);
+      } catch (const std::exception& e) {
+        verdict = std::string("exception: ") + e.what();
+      }
+    }
+    std::snprintf(msg_, k_msg, "%s", verdict.empty() ? "ok" : verdict.c_str());
+    _exit(verdict.empty() ? 0 : 1);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  ++r_.images;
+  std::string what;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && std::strcmp(msg_, "ok") == 0) return;
+  if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+    what = "recovery or the oracle hung (no verdict within " + std::to_string(c_.child_timeout) + " s)";
+  else if (WIFSIGNALED(st))
+    what = std::string("the recovering child died of signal ") + strsignal(WTERMSIG(st));
+  else if (msg_[0] && std::strcmp(msg_, "ok") != 0)
+    what = msg_;
+  else
+    what = "the recovering child exited with status " + std::to_string(WEXITSTATUS(st)) +
+           " without a verdict (sanitizer report? rerun the command below)";
+  std::string head = where(k) + ", image variant " + std::to_string(v) + " (" + std::to_string(c.size()) +
+                     " lines not durable): " + what;
+  ++r_.violations;
+  if (r_.messages.size() < c_.details) {
+    std::string path = c_.save_dir + "/pmindex-crash-" + c_.index + "-" + std::to_string(c_.seed) + "-" +
+                       std::to_string(k) + "-" + std::to_string(v) + ".img";
+    save_image(k, v, c);
+    std::string full = head + "\n  image: " + path + "\n  reproduce: " + c_.command + " --point " +
+                       std::to_string(k) + " --variant " + std::to_string(v) + " --verbose" +
+                       (c_.threads > 1 ? "\n  (threaded histories are not deterministic: the point may differ)" : "");
+    r_.messages.push_back(full);
+    if (!c_.quiet) std::fprintf(stderr, "violation: %s\n", full.c_str());
+  }
+  if (c_.max_violations && r_.violations >= c_.max_violations) stop_ = true;
+}
+
+// Writes the image a child checked (before its recovery changed it).
+void checker::save_image(uint64_t k, uint64_t v, const std::vector<candidate>& c) {
+  std::string path = c_.save_dir + "/pmindex-crash-" + c_.index + "-" + std::to_string(c_.seed) + "-" +
+                     std::to_string(k) + "-" + std::to_string(v) + ".img";
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    apply_variant(c, c_.seed, k, v, obs_->base());
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    bool ok = fd >= 0;
+    for (uint64_t off = 0; ok && off < obs_->size();) {
+      ssize_t n = ::write(fd, obs_->base() + off, obs_->size() - off);
+      ok = n > 0;
+      off += ok ? static_cast<uint64_t>(n) : 0;
+    }
+    _exit(ok ? 0 : 1);
+  }
+  int st = 0;
+  if (pid > 0)
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  ++saved_;
+}
+
+result checker::run() {
+  auto t0 = std::chrono::steady_clock::now();
+  if (!c_.exhaustive && !c_.replay) {
+    // Random mode: count the events of the history, then draw the points.
+    run_history(true);
+    uint64_t e = r_.events;
+    for (uint64_t i = 0; i < c_.images; ++i) {
+      uint64_t k = vrng_() % (e + 1);
+      if (k == e) ++end_images_;
+      else ++points_[k];
+    }
+  }
+  run_history(false);
+  r_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r_;
+}
+
+result run(const config& c) {
+  checker ch(c);
+  return ch.run();
+}
+
+}  // namespace pmindex::crash

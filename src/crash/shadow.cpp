@@ -1,0 +1,226 @@
+#include "shadow.hpp"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace pmindex::crash {
+
+namespace {
+
+int current_tid() { return static_cast<int>(::syscall(SYS_gettid)); }
+
+// 'R' running or runnable, 'S' asleep (a futex: blocked on a lock), ...
+char thread_state(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+  FILE* f = std::fopen(path, "r");
+  if (!f) return '?';
+  char buf[512];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the name may hold spaces
+  return p && p[1] == ' ' ? p[2] : '?';
+}
+
+// How long a crash point waits for other threads to park before it goes on
+// anyway. A thread still running then is harmless for soundness (a crash can
+// strike mid-store), but the leak count check is skipped for that image.
+constexpr auto k_park_wait = std::chrono::milliseconds(3);
+
+}  // namespace
+
+void shadow_observer::on_map(char* base, uint64_t size) {
+  std::lock_guard lk(mu_);
+  unmap();
+  base_ = base;
+  size_ = size;
+  // Fresh anonymous memory reads as zeros: that is the durable image before
+  // the first fence.
+  void* d = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* v = mmap(nullptr, size / k_line * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (d == MAP_FAILED || v == MAP_FAILED) std::abort();  // tiny next to the pool just mapped
+  durable_ = static_cast<char*>(d);
+  dver_ = static_cast<uint64_t*>(v);
+}
+
+void shadow_observer::unmap() {
+  if (durable_) munmap(durable_, size_);
+  if (dver_) munmap(dver_, size_ / k_line * 8);
+  durable_ = nullptr;
+  dver_ = nullptr;
+}
+
+shadow_observer::~shadow_observer() { unmap(); }
+
+shadow_observer::worker& shadow_observer::me() {
+  auto id = std::this_thread::get_id();
+  for (auto& w : workers_)
+    if (w->id == id) return *w;
+  workers_.push_back(std::make_unique<worker>());
+  workers_.back()->id = id;
+  workers_.back()->tid = current_tid();
+  return *workers_.back();
+}
+
+void shadow_observer::register_worker() {
+  std::lock_guard lk(mu_);
+  me();
+}
+
+void shadow_observer::on_flush(const void* addr, size_t len) {
+  std::unique_lock lk(mu_);
+  event(lk, false);
+  auto a = reinterpret_cast<uintptr_t>(addr);
+  auto b = reinterpret_cast<uintptr_t>(base_);
+  if (a < b || a + len > b + size_ || !len) {
+    ++outside_;
+    return;
+  }
+  auto& w = me();
+  for (uint64_t l = (a - b) / k_line; l * k_line < a - b + len; ++l) {
+    auto& p = w.pending[l];
+    p.ver = events_;  // this event's number + 1: later than any durable version
+    std::memcpy(p.data.data(), base_ + l * k_line, k_line);
+  }
+}
+
+void shadow_observer::on_fence() {
+  std::unique_lock lk(mu_);
+  event(lk, true);
+  auto& w = me();
+  // sfence orders this thread's earlier flushes: their lines are durable
+  // with (at least) the value each had when it was flushed.
+  for (auto& [l, p] : w.pending) {
+    if (p.ver <= dver_[l]) continue;  // a later flush of the line is durable already
+    std::memcpy(&durable_[l * k_line], p.data.data(), k_line);
+    dver_[l] = p.ver;
+  }
+  w.pending.clear();
+}
+
+// Counts the event; if it is a crash point, crashes before it takes effect.
+void shadow_observer::event(std::unique_lock<std::mutex>& lk, bool /*fence*/) {
+  if (threads_ > 1) {
+    auto& w = me();
+    while (crashing_.load(std::memory_order_relaxed)) {  // another thread crashes: park here
+      w.parked = true;
+      parked_cv_.notify_all();
+      resume_cv_.wait(lk);
+      w.parked = false;
+    }
+  }
+  uint64_t k = events_++;
+  if (listener_ && listener_->wants(k)) freeze_and_crash(lk, k);
+}
+
+void shadow_observer::park() {
+  std::unique_lock lk(mu_);
+  auto& w = me();
+  while (crashing_.load(std::memory_order_relaxed)) {
+    w.parked = true;
+    parked_cv_.notify_all();
+    resume_cv_.wait(lk);
+    w.parked = false;
+  }
+}
+
+void shadow_observer::worker_done() {
+  std::lock_guard lk(mu_);
+  me().done = true;
+  parked_cv_.notify_all();
+}
+
+void shadow_observer::crash_now() {
+  std::unique_lock lk(mu_);
+  uint64_t k = events_;
+  if (listener_ && listener_->wants(k)) freeze_and_crash(lk, k);
+}
+
+bool shadow_observer::others_frozen(const worker* self) const {
+  for (auto& w : workers_) {
+    if (w.get() == self || w->parked || w->done) continue;
+    char s = thread_state(w->tid);
+    // Asleep in the kernel: blocked on a lock a parked thread holds (or in
+    // join). It cannot run until we resume, so it is as good as parked.
+    if (s != 'S' && s != 'D') return false;
+  }
+  return true;
+}
+
+void shadow_observer::freeze_and_crash(std::unique_lock<std::mutex>& lk, uint64_t k) {
+  bool frozen = true;
+  if (threads_ > 1) {
+    crashing_.store(true, std::memory_order_release);
+    auto& self = me();
+    auto deadline = std::chrono::steady_clock::now() + k_park_wait;
+    while (!(frozen = others_frozen(&self))) {
+      if (parked_cv_.wait_until(lk, std::min(deadline, std::chrono::steady_clock::now() +
+                                                           std::chrono::microseconds(100))) ==
+              std::cv_status::timeout &&
+          std::chrono::steady_clock::now() >= deadline) {
+        frozen = others_frozen(&self);
+        break;
+      }
+    }
+  }
+  listener_->crash(k, frozen);
+  if (threads_ > 1) {
+    crashing_.store(false, std::memory_order_release);
+    resume_cv_.notify_all();
+  }
+}
+
+std::vector<candidate> shadow_observer::candidates() const {
+  std::vector<candidate> out;
+  if (!base_) return out;
+  const uint64_t lines = size_ / k_line;
+  // Lines with unfenced flushes newer than their durable value.
+  std::unordered_map<uint64_t, std::vector<const char*>> pend;
+  for (auto& w : workers_)
+    for (auto& [l, p] : w->pending)
+      if (p.ver > dver_[l]) pend[l].push_back(p.data.data());
+  // Lines whose current value differs from the durable one. Pages never
+  // touched are not resident and read as zeros, like their durable image.
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> res((size_ + page - 1) / page);
+  bool have_res = mincore(base_, size_, res.data()) == 0;
+  for (uint64_t pg = 0; pg < res.size(); ++pg) {
+    if (have_res && !(res[pg] & 1)) continue;
+    const uint64_t off = pg * page, len = std::min(page, size_ - off);
+    if (std::memcmp(base_ + off, &durable_[off], len) == 0) continue;
+    for (uint64_t l = off / k_line; l < (off + len) / k_line; ++l) {
+      if (std::memcmp(base_ + l * k_line, &durable_[l * k_line], k_line) == 0) continue;
+      if (!pend.count(l)) pend[l];  // dirty, no pending flush: durable or current
+    }
+  }
+  out.reserve(pend.size());
+  for (auto& [l, ps] : pend) {
+    if (l >= lines) continue;
+    candidate c{};
+    c.line = l;
+    const char* cur = base_ + l * k_line;
+    const char* dur = &durable_[l * k_line];
+    c.state[c.n++] = dur;
+    for (const char* p : ps) {
+      if (c.n == k_max_states) break;
+      bool dup = std::memcmp(p, cur, k_line) == 0;
+      for (uint32_t i = 0; i < c.n && !dup; ++i) dup = std::memcmp(p, c.state[i], k_line) == 0;
+      if (!dup) c.state[c.n++] = p;
+    }
+    // Current equal to durable and no distinct pending state: nothing to choose.
+    if (c.n == 1 && std::memcmp(cur, dur, k_line) == 0) continue;
+    out.push_back(c);
+  }
+  std::sort(out.begin(), out.end(), [](const candidate& a, const candidate& b) { return a.line < b.line; });
+  return out;
+}
+
+}  // namespace pmindex::crash

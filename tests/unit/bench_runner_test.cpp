@@ -1,0 +1,139 @@
+// The harness's runner, in process, on DRAM indexes: it counts what it did
+// and catches an index that loses or invents records.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+
+#include "runner.hpp"
+
+namespace pmindex::bench {
+namespace {
+
+// A correct map whose stats() can be told to lie by `skew` records.
+class fibbing_index final : public index {
+ public:
+  fibbing_index(pm::pool& p, int64_t skew) : index(p), skew_(skew) {}
+  bool insert(uint64_t k, uint64_t v) override {
+    std::lock_guard l(mu_);
+    return m_.emplace(k, v).second;
+  }
+  bool update(uint64_t k, uint64_t v) override {
+    std::lock_guard l(mu_);
+    auto it = m_.find(k);
+    if (it == m_.end()) return false;
+    it->second = v;
+    return true;
+  }
+  bool remove(uint64_t k) override {
+    std::lock_guard l(mu_);
+    return m_.erase(k) > 0;
+  }
+  std::optional<uint64_t> lookup(uint64_t k) override {
+    std::lock_guard l(mu_);
+    auto it = m_.find(k);
+    if (it == m_.end()) return std::nullopt;
+    return it->second;
+  }
+  size_t scan(uint64_t from, size_t n, record* out) override {
+    std::lock_guard l(mu_);
+    size_t i = 0;
+    for (auto it = m_.lower_bound(from); it != m_.end() && i < n; ++it) out[i++] = {it->first, it->second};
+    return i;
+  }
+  check_result check() override { return {}; }
+  void trace(pm::pool::trace_sink&) override {}
+  index_stats stats() override {
+    std::lock_guard l(mu_);
+    index_stats s;
+    s.records = static_cast<uint64_t>(static_cast<int64_t>(m_.size()) + skew_);
+    return s;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<uint64_t, uint64_t> m_;
+  int64_t skew_;
+};
+
+void register_fibbers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int64_t skew : {0, 1}) {
+      index_entry e;
+      e.name = skew ? "bench-test-fibbing" : "bench-test-honest";
+      e.description = "bench runner test";
+      e.modes = {pm::mode::dram};
+      e.factory = [skew](pm::pool& p, open_kind) -> std::unique_ptr<index> {
+        return std::make_unique<fibbing_index>(p, skew);
+      };
+      register_index(e);
+    }
+  });
+}
+
+run_config small(const std::string& index, const char* wl) {
+  run_config c;
+  c.index = index;
+  c.base.mode = pm::mode::dram;
+  c.base.pool_size = 16 << 20;
+  c.w = *preset(wl);
+  c.records = 5000;
+  c.ops = 20000;
+  c.threads = 2;
+  c.sample_every = 4;
+  return c;
+}
+
+TEST(BenchRunner, CountsAndChecksAHonestIndex) {
+  register_fibbers();
+  auto c = small("bench-test-honest", "update90insert10");
+  c.w.mix[static_cast<unsigned>(op_type::remove)] = 0.1;  // some removes too
+  auto r = run(c);
+  EXPECT_FALSE(r.failed) << r.failure;
+  EXPECT_EQ(r.all.done, 20000u);
+  EXPECT_EQ(r.load_ok, 5000u);
+  EXPECT_TRUE(r.counted);
+  EXPECT_EQ(r.expected_records, r.reported_records);
+  EXPECT_EQ(r.expected_records, r.scanned_records);
+  const auto& ins = r.per_op[static_cast<unsigned>(op_type::insert)];
+  const auto& rem = r.per_op[static_cast<unsigned>(op_type::remove)];
+  EXPECT_EQ(ins.ok, ins.done);  // fresh keys always go in
+  EXPECT_EQ(r.expected_records, 5000 + ins.ok - rem.ok);
+  EXPECT_GT(r.all.lat.count(), 0u);
+  EXPECT_GT(r.mops, 0.0);
+}
+
+TEST(BenchRunner, CatchesARecordCountMismatch) {
+  register_fibbers();
+  auto r = run(small("bench-test-fibbing", "ycsb-a"));
+  EXPECT_TRUE(r.failed);
+  EXPECT_NE(r.failure.find("record count mismatch"), std::string::npos) << r.failure;
+}
+
+TEST(BenchRunner, BaselinesAndParallelModes) {
+  for (const char* name : {"stdmap", "btree-dram"}) {
+    if (!find_index(name)) continue;  // btree-dram needs abseil
+    for (auto par : {parallel_mode::shared, parallel_mode::instance, parallel_mode::global_lock}) {
+      auto c = small(name, "ycsb-e");
+      c.parallel = par;
+      c.ops = 4000;
+      auto r = run(c);
+      EXPECT_FALSE(r.failed) << name << " " << to_string(par) << ": " << r.failure;
+      EXPECT_EQ(r.all.done, 4000u);
+    }
+  }
+}
+
+TEST(BenchRunner, NoLatencySamplesIsFine) {
+  register_fibbers();
+  auto c = small("bench-test-honest", "ycsb-c");
+  c.sample_every = 0;
+  auto r = run(c);
+  EXPECT_FALSE(r.failed);
+  EXPECT_EQ(r.all.lat.count(), 0u);
+  EXPECT_EQ(r.all.lat.percentile(0.99), 0u);
+}
+
+}  // namespace
+}  // namespace pmindex::bench

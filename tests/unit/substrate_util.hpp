@@ -1,0 +1,84 @@
+// Helpers shared by the substrate unit tests (pool, modes, heap, epoch,
+// canary): unique pool paths in /dev/shm, running the `pmindex` binary, the
+// PMINDEX_LONG switch and a printed random seed.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace pmindex::test {
+
+inline bool long_run() {
+  const char* v = std::getenv("PMINDEX_LONG");
+  return v && *v && std::string(v) != "0";
+}
+
+// A pool path unique to this process and test; removed by the destructor.
+class temp_pool {
+ public:
+  explicit temp_pool(const std::string& tag) {
+    path_ = "/dev/shm/c-" + tag + "-" + std::to_string(::getpid()) + ".pool";
+    ::unlink(path_.c_str());
+  }
+  ~temp_pool() { ::unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Runs the pmindex binary with `args`; returns its exit code (or 128+signal)
+// and its stdout in *out.
+inline int run_pmindex(const std::vector<std::string>& args, std::string* out = nullptr) {
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipefd[1], 1);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, 2);
+    close(pipefd[0]);
+    std::vector<char*> argv;
+    std::string bin = PMINDEX_BINARY;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  close(pipefd[1]);
+  std::string s;
+  char buf[4096];
+  for (ssize_t n; (n = read(pipefd[0], buf, sizeof buf)) > 0;) s.append(buf, static_cast<size_t>(n));
+  close(pipefd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (out) *out = s;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + WTERMSIG(status);
+}
+
+// A seed taken from PMINDEX_SEED or the clock, recorded with the test so a
+// failure prints it.
+inline uint64_t test_seed() {
+  uint64_t s;
+  if (const char* v = std::getenv("PMINDEX_SEED")) s = std::strtoull(v, nullptr, 10);
+  else s = std::random_device{}();
+  ::testing::Test::RecordProperty("seed", std::to_string(s));
+  std::fprintf(stderr, "[ seed ] %llu (rerun with PMINDEX_SEED=%llu)\n", static_cast<unsigned long long>(s),
+               static_cast<unsigned long long>(s));
+  return s;
+}
+
+}  // namespace pmindex::test

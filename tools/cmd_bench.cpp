@@ -1,0 +1,278 @@
+// pmindex bench: the harness (bench/). Runs every selected index on every
+// selected workload and prints one table; --json / --csv write the figures.
+// See docs/bench.md for the options and the meaning of every output field.
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "commands.hpp"
+#include "null_index.hpp"
+#include "pmindex/error.hpp"
+#include "report.hpp"
+#include "runner.hpp"
+#include "sysinfo.hpp"
+
+namespace pmindex::cli {
+
+// The `null` index is the harness's own; the command line registers it so
+// `pmindex list` and `--index null` see it (the core library does not).
+static const bool k_null_registered = [] {
+  register_index(bench::make_null_entry());
+  return true;
+}();
+
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) v.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) v.push_back(cur);
+  return v;
+}
+
+// A count: whole number with K/M/G/T suffix, or 2^k.
+uint64_t count_arg(args& a, const std::string& name, uint64_t def) {
+  std::string s = a.str(name, "");
+  if (s.empty()) return def;
+  if (s.rfind("2^", 0) == 0) {
+    uint64_t k = parse_size("--" + name, s.substr(2));
+    if (k > 63) throw error(errc::usage, "--" + name + ": 2^" + std::to_string(k) + " is above 2^63");
+    return uint64_t{1} << k;
+  }
+  return parse_size("--" + name, s);
+}
+
+double fraction(args& a, const std::string& name, bool& given) {
+  double v = a.real(name, -1);
+  if (v < 0) return -1;
+  given = true;
+  if (v > 1) throw error(errc::usage, "--" + name + " is a fraction in [0, 1], not " + std::to_string(v));
+  return v;
+}
+
+}  // namespace
+
+int cmd_bench(args& a) {
+  (void)k_null_registered;
+  bench::run_config base;
+  const bool mode_given = a.has("mode") || std::getenv("PMINDEX_MODE");
+  base.base = index_options(a, pm::open_mode::must_create);
+  const bool pool_size_given = a.has("pool-size") || std::getenv("PMINDEX_POOL_SIZE");
+  std::string index_list = a.str("index", "all");
+  base.plugin = a.str("plugin", "");
+  std::string wl = a.str("workload", "");
+  base.records = count_arg(a, "records", 1000000);
+  base.key_space = count_arg(a, "key-space", 0);
+  base.ops = count_arg(a, "ops", 0);
+  base.seconds = a.real("seconds", 2);
+  unsigned hc = std::thread::hardware_concurrency();
+  base.threads = static_cast<uint32_t>(a.u64("threads", hc ? hc : 1));
+  base.seed = a.u64("seed", 1);
+  base.sample_every = static_cast<uint32_t>(a.u64("latency-sample", 64));
+  base.window_ms = static_cast<uint32_t>(a.u64("window-ms", 100));
+  std::string uni = a.str("universe", "sparse");
+  std::string par = a.str("parallel", "shared");
+  base.recover = a.flag("recover");
+  base.check = !a.flag("no-check");
+  base.pin = a.flag("pin");
+  bool detail = a.flag("detail");
+  bool no_progress = a.flag("no-progress");
+  std::string json_path = a.str("json", "");
+  std::string csv_path = a.str("csv", "");
+  // Workload shaping (override the preset's).
+  bool mix_given = false;
+  double fr[bench::k_nops];
+  const char* names[bench::k_nops] = {"read", "insert", "update", "remove", "scan", "rmw"};
+  for (unsigned i = 0; i < bench::k_nops; ++i) fr[i] = fraction(a, names[i], mix_given);
+  std::string dist = a.str("distribution", "");
+  double skew = a.real("skew", -1), theta = a.real("theta", -1);
+  uint64_t scan_size = a.u64("scan-size", 0);
+  bool scan_uniform = a.flag("scan-uniform");
+  a.finish();
+
+  auto u = bench::parse_universe(uni);
+  if (!u) throw error(errc::usage, "unknown --universe '" + uni + "' (dense, sparse, clustered, hashed)");
+  base.universe = *u;
+  if (par == "shared") base.parallel = bench::parallel_mode::shared;
+  else if (par == "instance") base.parallel = bench::parallel_mode::instance;
+  else if (par == "global-lock") base.parallel = bench::parallel_mode::global_lock;
+  else throw error(errc::usage, "unknown --parallel '" + par + "' (shared, instance, global-lock)");
+  if (base.threads == 0 || base.threads > 256) throw error(errc::usage, "--threads must be in 1..256");
+  if (!(base.seconds > 0) && !base.ops) throw error(errc::usage, "--seconds must be positive");
+  if (base.key_space && base.key_space < base.records)
+    throw error(errc::usage, "--key-space must be at least --records");
+  if (base.records > (uint64_t{1} << 62)) throw error(errc::usage, "--records is too large");
+  if (skew >= 0 && !(skew > 0 && skew < 0.5)) throw error(errc::usage, "--skew must be in (0, 0.5)");
+  if (theta >= 0 && !(theta > 0 && theta != 1 && theta < 10)) throw error(errc::usage, "--theta must be > 0 and != 1");
+  if (scan_size > 100000) throw error(errc::usage, "--scan-size is at most 100000");
+  base.progress = !no_progress && isatty(2);
+
+  // Workloads: presets, then the explicit mix/distribution options on top.
+  std::vector<bench::workload> wls;
+  if (wl.empty() && !mix_given) wl = "ycsb-c,update90insert10";
+  if (wl.empty()) wls.push_back(bench::workload{});
+  for (auto& name : split(wl)) {
+    auto p = bench::preset(name);
+    if (!p) {
+      std::string known;
+      for (auto& n : bench::preset_names()) known += (known.empty() ? "" : ", ") + n;
+      throw error(errc::usage, "unknown --workload '" + name + "' (" + known + ")");
+    }
+    wls.push_back(*p);
+  }
+  for (auto& w : wls) {
+    if (mix_given) {
+      double sum = 0;
+      for (unsigned i = 0; i < bench::k_nops; ++i) {
+        w.mix[i] = fr[i] >= 0 ? fr[i] : (wl.empty() ? 0 : w.mix[i]);
+        sum += w.mix[i];
+      }
+      if (!(sum > 0)) throw error(errc::usage, "the operation mix is empty (give --read, --insert, ...)");
+      if (wl.empty()) w.name = "custom";
+      else w.name += "*";
+    }
+    if (!dist.empty()) {
+      auto d = bench::parse_distribution(dist);
+      if (!d) throw error(errc::usage, "unknown --distribution '" + dist + "' (uniform, selfsimilar, zipfian, latest)");
+      w.dist = *d;
+    }
+    if (skew >= 0) w.skew = skew;
+    if (theta >= 0) w.theta = theta;
+    if (scan_size) w.scan_size = static_cast<uint32_t>(scan_size);
+    if (scan_uniform) w.scan_uniform = true;
+  }
+
+  // Indexes: a list, or every registered one.
+  std::vector<std::string> indexes;
+  const bool all = index_list == "all";
+  if (!base.plugin.empty()) {
+    indexes = {"plugin"};
+  } else if (all) {
+    for (auto& e : registered_indexes()) indexes.push_back(e.name);
+  } else {
+    indexes = split(index_list);
+    for (auto& n : indexes)
+      if (!find_index(n)) throw error(errc::usage, "unknown index '" + n + "' (see `pmindex list`)");
+  }
+  if (!pool_size_given) {
+    // Room for the prefill and the run's inserts at a generous 512 B per
+    // record, at least 256 MiB, at most the 1 GiB default... unless needed.
+    double ins = 0;
+    for (auto& w : wls) ins = std::max(ins, w.mix[1] / std::max(1e-9, [&] {
+                                     double s = 0;
+                                     for (double f : w.mix) s += f;
+                                     return s;
+                                   }()));
+    double est_ops = base.ops ? static_cast<double>(base.ops) : base.seconds * 4e6 * base.threads;
+    double recs = static_cast<double>(base.records) + ins * est_ops;
+    if (base.parallel == bench::parallel_mode::instance) recs = static_cast<double>(base.records) + ins * est_ops / base.threads;
+    uint64_t want = static_cast<uint64_t>(recs * 512) + (uint64_t{64} << 20);
+    base.base.pool_size = std::max<uint64_t>(want, uint64_t{256} << 20);
+    base.base.pool_size = (base.base.pool_size + (uint64_t{1} << 20) - 1) & ~((uint64_t{1} << 20) - 1);
+  }
+
+  std::vector<bench::run_result> results;
+  std::vector<std::string> skipped;
+  bool failed = false;
+  for (auto& name : indexes) {
+    bench::run_config cfg = base;
+    if (base.plugin.empty()) {
+      cfg.index = name;
+      const index_entry* e = find_index(name);
+      bool ok = false;
+      for (auto m : e->modes) ok |= m == cfg.base.mode;
+      if (!ok) {
+        bool has_dram = false;
+        for (auto m : e->modes) has_dram |= m == pm::mode::dram;
+        if (!mode_given && has_dram) {
+          cfg.base.mode = pm::mode::dram;  // volatile baselines
+        } else if (all) {
+          skipped.push_back(name + " (no mode " + std::string(pm::to_string(cfg.base.mode)) + ")");
+          continue;
+        } else {
+          throw error(errc::unsupported, "index " + name + " does not support mode " +
+                                             std::string(pm::to_string(cfg.base.mode)));
+        }
+      }
+    }
+    for (auto& w : wls) {
+      cfg.w = w;
+      results.push_back(bench::run(cfg));
+      failed |= results.back().failed;
+      if (results.back().failed)
+        std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", results.back().label.c_str(), w.name.c_str(),
+                     results.back().failure.c_str());
+    }
+  }
+
+  bench::print_table(stdout, results, detail || results.size() == 1);
+  for (auto& s : skipped) std::printf("skipped: %s\n", s.c_str());
+  std::fflush(stdout);
+
+  if (!json_path.empty() || !csv_path.empty()) {
+    std::vector<bench::json::value> runs;
+    for (auto& r : results) runs.push_back(bench::to_json(r));
+    if (!json_path.empty()) {
+      auto doc = bench::json::value::object();
+      auto ctx = bench::context();
+      std::string cmdline = "pmindex bench";
+      auto opts = bench::json::value::object();
+      opts.set("index", index_list);
+      if (!base.plugin.empty()) opts.set("plugin", base.plugin);
+      opts.set("workload", wl);
+      opts.set("records", base.records);
+      opts.set("key_space", base.key_space);
+      opts.set("ops", base.ops);
+      opts.set("seconds", base.seconds);
+      opts.set("threads", base.threads);
+      opts.set("seed", base.seed);
+      opts.set("latency_sample", base.sample_every);
+      opts.set("window_ms", base.window_ms);
+      opts.set("universe", uni);
+      opts.set("parallel", par);
+      opts.set("mode", std::string(pm::to_string(base.base.mode)));
+      opts.set("flush", std::string(pm::to_string(base.base.flush)));
+      opts.set("pm_write_ns", base.base.pm_write_ns);
+      opts.set("pool", base.base.pool_path);
+      opts.set("pool_size", base.base.pool_size);
+      opts.set("params", base.base.params);
+      opts.set("recover", base.recover);
+      opts.set("check", base.check);
+      opts.set("pin", base.pin);
+      if (!dist.empty()) opts.set("distribution", dist);
+      ctx.set("options", opts);
+      doc.set("context", ctx);
+      auto arr = bench::json::value::array();
+      for (auto& r : runs) arr.push(r);
+      doc.set("results", arr);
+      std::ofstream f(json_path);
+      f << doc.dump();
+      if (!f) throw error(errc::io, "cannot write " + json_path);
+    }
+    if (!csv_path.empty()) {
+      std::ofstream f(csv_path);
+      f << bench::to_csv(runs);
+      if (!f) throw error(errc::io, "cannot write " + csv_path);
+    }
+  }
+  if (failed) {
+    std::fprintf(stderr, "pmindex bench: some runs FAILED their checks (see above)\n");
+    return static_cast<int>(errc::failure);
+  }
+  return 0;
+}
+
+}  // namespace pmindex::cli
