@@ -1,6 +1,7 @@
 #include "report.hpp"
 
 #include <cinttypes>
+#include <algorithm>
 #include <cmath>
 
 namespace pmindex::bench {
@@ -152,7 +153,9 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
                c0.ops ? (std::to_string(c0.ops) + " ops").c_str() : (std::to_string(c0.seconds) .substr(0, 4) + " s").c_str(),
                c0.threads, c0.threads == 1 ? "" : "s", std::string(to_string(c0.parallel)).c_str(),
                std::string(to_string(c0.universe)).c_str());
-  std::fprintf(f, "%-16s %-8s %-17s %7s %8s %8s %8s %8s %7s %7s %7s %8s %6s\n", "index", "mode", "workload", "load s",
+  int lw = 14;
+  for (auto& r : rs) lw = std::max(lw, static_cast<int>(r.label.size()));
+  std::fprintf(f, "%-*s %-8s %-17s %7s %8s %8s %8s %8s %7s %7s %7s %8s %6s\n", lw, "index", "mode", "workload", "load s",
                "Mops/s", "p50 ns", "p99 ns", "p99.9 ns", "flush/op", "fence/op", "alloc/op", "B/record", "check");
   for (auto& r : rs) {
     const auto& h = r.all.lat;
@@ -161,8 +164,8 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
       std::snprintf(bpr, sizeof bpr, "%.1f",
                     static_cast<double>(r.space.pm_bytes_used + r.space.dram_bytes) / static_cast<double>(r.space.records));
     std::string label = r.label;
-    std::fprintf(f, "%-16s %-8s %-17s %7.2f %8.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7.2f %7.2f %7.2f %8s %6s\n",
-                 label.c_str(), r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode)).c_str() : "-", r.cfg.w.name.c_str(), r.load_seconds, r.mops, h.percentile(0.5), h.percentile(0.99),
+    std::fprintf(f, "%-*s %-8s %-17s %7.2f %8.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7.2f %7.2f %7.2f %8s %6s\n",
+                 lw, label.c_str(), r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode)).c_str() : "-", r.cfg.w.name.c_str(), r.load_seconds, r.mops, h.percentile(0.5), h.percentile(0.99),
                  h.percentile(0.999), per(r.all.flushes, r.all.done), per(r.all.fences, r.all.done),
                  per(r.all.allocs, r.all.done), bpr, r.failed ? "FAIL" : (r.counted ? "ok" : "-"));
   }

@@ -1,6 +1,9 @@
 #include "builtin_indexes.hpp"
 
+#include "pmindex/art/artcow/artcow.hpp"
 #include "pmindex/art/permart/permart.hpp"
+#include "pmindex/art/woart/woart.hpp"
+#include "pmindex/art/wort/wort.hpp"
 #include "pmindex/basic/canary/canary.hpp"
 #include "pmindex/btree/fptree/fptree.hpp"
 #include "pmindex/btree/lbtree/lbtree.hpp"
@@ -13,6 +16,9 @@ void add_builtin_indexes(std::vector<index_entry>& v) {
   v.push_back(canary::make_entry());
   baseline::add_entries(v);  // stdmap, btree-dram (volatile baselines)
   v.push_back(art::permart::make_entry());
+  v.push_back(art::wort::make_entry());
+  v.push_back(art::woart::make_entry());
+  v.push_back(art::artcow::make_entry());
   v.push_back(fptree::make_entry());
   v.push_back(lbtree::make_entry());
 }

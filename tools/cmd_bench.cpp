@@ -77,7 +77,7 @@ int cmd_bench(args& a) {
   base.records = count_arg(a, "records", 1000000);
   base.key_space = count_arg(a, "key-space", 0);
   base.ops = count_arg(a, "ops", 0);
-  base.seconds = a.real("seconds", 2);
+  base.seconds = a.real("seconds", 1.5);
   unsigned hc = std::thread::hardware_concurrency();
   base.threads = static_cast<uint32_t>(a.u64("threads", hc ? hc : 1));
   base.seed = a.u64("seed", 1);

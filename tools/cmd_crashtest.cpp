@@ -61,6 +61,9 @@ crash::result run_and_report(crash::config c, bool summary) {
                 r.violations);
     std::fflush(stdout);
   }
+  if (!c.quiet && c.threads > 1)
+    std::fprintf(stderr, "crashtest %s: %" PRIu64 " images taken with every other thread parked or blocked\n",
+                 c.index.c_str(), r.images - r.unfrozen);
   if (!c.quiet)
     std::fprintf(stderr,
                  "crashtest %s: %" PRIu64 " persistence events, %" PRIu64 " crash points, %.1f s, %.0f images/s "
@@ -102,6 +105,8 @@ int self_test(const crash::config& base) {
         c.max_violations = 1;
         c.details = 1;
         c.quiet = true;
+        c.print_violations = false;
+        c.save_dir = "";
         c.command = reproduce_command(c);
         auto r = crash::run(c);
         if (r.violations) {

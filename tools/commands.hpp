@@ -14,6 +14,8 @@ int cmd_verify(args& a);
 int cmd_crashtest(args& a);
 int cmd_bench(args& a);
 int cmd_compare(args& a);
+int cmd_stress(args& a);
+int cmd_substrate_bench(args& a);
 
 struct verb {
   const char* name;

@@ -17,6 +17,8 @@ const verb k_verbs[] = {
     {"verify", cmd_verify, "check a pool holds the first N keys: --pool P --keys N [--seed S]"},
     {"crashtest", cmd_crashtest, "crash checker: --index I [--ops N] [--images M] [--threads T] [--seed S] [--exhaustive] | --self-test"},
     {"bench", cmd_bench, "benchmark indexes (all by default): [--index a,b] [--workload ycsb-a,...] [-n N] [-t T] (docs/bench.md)"},
+    {"stress", cmd_stress, "concurrent stress test with oracles: --index I [--threads T] [--seconds S] [--keys K] [--check a,b]"},
+    {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
     {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
 };
 const size_t k_nverbs = sizeof k_verbs / sizeof k_verbs[0];

@@ -19,6 +19,7 @@ namespace pmindex::crash {
 
 enum class op_kind : uint8_t { insert, update, remove, lookup, scan };
 const char* to_string(op_kind k);
+std::string hex(uint64_t v);
 
 // The state of one key: present with a value, or absent.
 struct key_state {
@@ -68,7 +69,7 @@ class checker final : public shadow_observer::listener {
   bool wants(uint64_t k) override;
   void crash(uint64_t k, bool frozen) override;
   void run_image(uint64_t k, uint64_t v, const std::vector<candidate>& c, bool frozen, uint64_t parent_used);
-  void save_image(uint64_t k, uint64_t v, const std::vector<candidate>& c);
+  std::string save_image(uint64_t k, uint64_t v, const std::vector<candidate>& c);
   std::string where(uint64_t k) const;
   void report_violation(const std::string& what);
 

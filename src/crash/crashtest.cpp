@@ -70,7 +70,7 @@ std::string checker::where(uint64_t k) const {
       if (o.end) continue;
       if (!fl.empty()) fl += ", ";
       fl += "thread " + std::to_string(o.thread) + " " + to_string(o.kind) + "(" + std::to_string(o.key) +
-            (o.kind == op_kind::insert || o.kind == op_kind::update ? ", " + std::to_string(o.value) : "") + ")";
+            (o.kind == op_kind::insert || o.kind == op_kind::update ? ", " + hex(o.value) : "") + ")";
     }
   return s + (fl.empty() ? " (between operations)" : " (during " + fl + ")");
 }
@@ -107,8 +107,7 @@ void checker::crash(uint64_t k, bool frozen) {
 
 void checker::run_image(uint64_t k, uint64_t v, const std::vector<candidate>& c, bool frozen, uint64_t used) {
   std::memset(msg_, 0, k_msg);
-  std::fflush(nullptr);
-  pid_t pid = fork();
+  pid_t pid = fork();  // the child ends with _exit: no stdio buffer is written twice
   if (pid < 0) throw error(errc::io, std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     // The child: a copy-on-write snapshot of the pool, the shadow and the log.
@@ -141,6 +140,7 @@ void checker::run_image(uint64_t k, uint64_t v, const std::vector<candidate>& c,
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   ++r_.images;
+  r_.unfrozen += !frozen;
   std::string what;
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && std::strcmp(msg_, "ok") == 0) return;
   if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
@@ -156,32 +156,32 @@ void checker::run_image(uint64_t k, uint64_t v, const std::vector<candidate>& c,
                      " lines not durable): " + what;
   ++r_.violations;
   if (r_.messages.size() < c_.details) {
-    std::string path = c_.save_dir + "/pmindex-crash-" + c_.index + "-" + std::to_string(c_.seed) + "-" +
-                       std::to_string(k) + "-" + std::to_string(v) + ".img";
-    save_image(k, v, c);
-    std::string full = head + "\n  image: " + path + "\n  reproduce: " + c_.command + " --point " +
+    std::string path = save_image(k, v, c);
+    std::string full = head + (path.empty() ? "" : "\n  image: " + path) + "\n  reproduce: " + c_.command + " --point " +
                        std::to_string(k) + " --variant " + std::to_string(v) + " --verbose" +
                        (c_.threads > 1 ? "\n  (threaded histories are not deterministic: the point may differ)" : "");
     r_.messages.push_back(full);
-    if (!c_.quiet) std::fprintf(stderr, "violation: %s\n", full.c_str());
+    if (c_.print_violations) std::fprintf(stderr, "violation: %s\n", full.c_str());
   }
   if (c_.max_violations && r_.violations >= c_.max_violations) stop_ = true;
 }
 
-// Writes the image a child checked (before its recovery changed it).
-void checker::save_image(uint64_t k, uint64_t v, const std::vector<candidate>& c) {
+// Writes the image a child checked (before its recovery changed it) to a
+// sparse file; returns its path ("" if not saved).
+std::string checker::save_image(uint64_t k, uint64_t v, const std::vector<candidate>& c) {
+  if (c_.save_dir.empty()) return "";
   std::string path = c_.save_dir + "/pmindex-crash-" + c_.index + "-" + std::to_string(c_.seed) + "-" +
                      std::to_string(k) + "-" + std::to_string(v) + ".img";
-  std::fflush(nullptr);
-  pid_t pid = fork();
+  pid_t pid = fork();  // the child ends with _exit: no stdio buffer is written twice
   if (pid == 0) {
     apply_variant(c, c_.seed, k, v, obs_->base());
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    bool ok = fd >= 0;
-    for (uint64_t off = 0; ok && off < obs_->size();) {
-      ssize_t n = ::write(fd, obs_->base() + off, obs_->size() - off);
-      ok = n > 0;
-      off += ok ? static_cast<uint64_t>(n) : 0;
+    bool ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(obs_->size())) == 0;
+    static const char zero[4096] = {};
+    for (uint64_t off = 0; ok && off < obs_->size(); off += 4096) {
+      const char* p = obs_->base() + off;
+      if (std::memcmp(p, zero, 4096) == 0) continue;  // a hole reads as zeros
+      ok = pwrite(fd, p, 4096, static_cast<off_t>(off)) == 4096;
     }
     _exit(ok ? 0 : 1);
   }
@@ -190,6 +190,7 @@ void checker::save_image(uint64_t k, uint64_t v, const std::vector<candidate>& c
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
   ++saved_;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? path : "";
 }
 
 result checker::run() {

@@ -4,6 +4,7 @@
 // hundred operations. Single-threaded histories are fully deterministic for
 // a seed (given a deterministic index); threaded ones are not.
 #include <barrier>
+#include <cstdio>
 #include <set>
 #include <thread>
 
@@ -22,6 +23,12 @@ const char* to_string(op_kind k) {
     case op_kind::scan: return "scan";
   }
   return "?";
+}
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
 }
 
 key_state apply(const op_rec& o, key_state s) {
@@ -76,7 +83,7 @@ void checker::live_violation(const std::string& m) {
   std::lock_guard lk(mu);
   ++r_.violations;
   if (r_.messages.size() < c_.details) r_.messages.push_back("live run: " + m);
-  if (!c_.quiet && r_.messages.size() <= c_.details) std::fprintf(stderr, "violation: live run: %s\n", m.c_str());
+  if (c_.print_violations && r_.messages.size() <= c_.details) std::fprintf(stderr, "violation: live run: %s\n", m.c_str());
 }
 
 // One operation of thread t: chosen so the key space fills and empties in
@@ -145,8 +152,7 @@ void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
       live_violation(std::string(to_string(kind)) + "(" + std::to_string(o.key) + ") returned " +
                      (o.ok ? "true/found" : "false/absent") + ", expected the opposite");
     else if (kind == op_kind::lookup && o.ok && o.got != s.value)
-      live_violation("lookup(" + std::to_string(o.key) + ") returned " + std::to_string(o.got) + ", expected " +
-                     std::to_string(s.value));
+      live_violation("lookup(" + std::to_string(o.key) + ") returned " + hex(o.got) + ", expected " + hex(s.value));
     if (kind == op_kind::scan && c_.threads == 1) {
       std::vector<record> exp;
       for (auto& [k, i] : key_index_)

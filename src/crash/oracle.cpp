@@ -30,7 +30,7 @@ namespace pmindex::crash {
 
 namespace {
 
-std::string show(const key_state& s) { return s.present ? "value " + std::to_string(s.value) : "absent"; }
+std::string show(const key_state& s) { return s.present ? "value " + hex(s.value) : "absent"; }
 
 bool writes(const op_rec& o) { return o.kind == op_kind::insert || o.kind == op_kind::update; }
 bool completed(const op_rec& o) { return o.end != 0; }
@@ -54,9 +54,9 @@ std::string checker::check_shared(uint32_t ki, const key_state& got) {
     const op_rec* w = nullptr;
     for (auto* o : ops)
       if (writes(*o) && o->value == got.value) w = o;
-    if (!w) return key + ": recovered value " + std::to_string(got.value) + " was never written";
+    if (!w) return key + ": recovered value " + hex(got.value) + " was never written";
     if (completed(*w) && !w->ok)
-      return key + ": recovered value " + std::to_string(got.value) + " of a " + to_string(w->kind) +
+      return key + ": recovered value " + hex(got.value) + " of a " + to_string(w->kind) +
              " that returned false";
     if (completed(*w))
       for (auto* x : ops) {  // R2
@@ -64,7 +64,7 @@ std::string checker::check_shared(uint32_t ki, const key_state& got) {
         bool changes = (writes(*x) || x->kind == op_kind::remove) && x->ok;
         bool read_other = x->kind == op_kind::lookup && (!x->ok || x->got != got.value);
         if (changes || read_other)
-          return key + ": recovered value " + std::to_string(got.value) + " of a completed " +
+          return key + ": recovered value " + hex(got.value) + " of a completed " +
                  to_string(w->kind) + ", but a later completed " + to_string(x->kind) + " of thread " +
                  std::to_string(x->thread) + (changes ? " changed the key" : " read another state") +
                  " (a completed operation was lost)";

@@ -21,11 +21,11 @@ for ((r = 1; r <= rounds; r++)); do
   rm -f "$pool"
   ack=$(( 1 + RANDOM % 200 ))
   delay_ms=$(( RANDOM % max_ms ))
-  "$bin" load --index "$index" --pool "$pool" --pool-size 256M --keys "$keys" --ack-every "$ack" >"$out" 2>/dev/null &
+  "$bin" load --index "$index" --pool "$pool" --pool-size 64M --keys "$keys" --ack-every "$ack" >"$out" 2>/dev/null &
   pid=$!
   sleep "$(printf '0.%03d' "$delay_ms")"
   kill -KILL "$pid" 2>/dev/null
-  wait "$pid"
+  { wait "$pid"; } 2>/dev/null
   status=$?
   acked=$(grep '^acked ' "$out" | tail -n 1 | cut -d' ' -f2)
   acked=${acked:-0}
@@ -39,7 +39,7 @@ for ((r = 1; r <= rounds; r++)); do
       fail "verify --keys $acked after a kill at ${delay_ms}ms (ack every $ack): $vout"
     echo "round $r: delay ${delay_ms}ms, ack every $ack, $what, $acked acked: verified"
   fi
-  "$bin" load --index "$index" --pool "$pool" --pool-size 256M --keys "$keys" >/dev/null 2>&1 ||
+  "$bin" load --index "$index" --pool "$pool" --pool-size 64M --keys "$keys" >/dev/null 2>&1 ||
     fail "re-running the load to completion failed"
   vout=$("$bin" verify --index "$index" --pool "$pool" --keys "$keys" 2>&1) || fail "verify --keys $keys after reload: $vout"
 done

@@ -129,6 +129,15 @@ class PermArt : public testing::TestWithParam<param> {
     }
   }
 
+  void put(index& idx, uint64_t k, uint64_t v) {
+    ASSERT_TRUE(idx.insert(k, v)) << k;
+    ref_[k] = v;
+  }
+  void del(index& idx, uint64_t k) {
+    ASSERT_TRUE(idx.remove(k)) << k;
+    ref_.erase(k);
+  }
+
   void check_scans(index& idx, size_t tries) {
     std::vector<uint64_t> probes = {0, 1, UINT64_MAX, UINT64_MAX - 1};
     for (auto& [k, v] : ref_)
@@ -187,30 +196,32 @@ TEST_P(PermArt, NodeKindTransitions) {
   auto idx = open_idx();
   // Keys that differ in byte 0 only: the top node grows sparse -> indirect -> full.
   auto k = [](unsigned b) { return uint64_t{b} << 56 | 7; };
-  for (unsigned b = 0; b < 15; ++b) ASSERT_TRUE(idx->insert(k(b), b)), ref_[k(b)] = b;
-  EXPECT_EQ(stat(*idx, "leaves"), 1);  // 14 pairs fit one big leaf... 15 split it
+  for (unsigned b = 0; b < 14; ++b) ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
+  EXPECT_EQ(stat(*idx, "leaves"), 1);  // 14 pairs fit one big leaf; the 15th splits it
+  EXPECT_EQ(stat(*idx, "sparse_nodes"), 0);
+  ASSERT_NO_FATAL_FAILURE(put(*idx, k(14), 14));
   expect_same(*idx, "first split");
   EXPECT_EQ(stat(*idx, "sparse_nodes"), 1);
-  for (unsigned b = 15; b < 17; ++b) ASSERT_TRUE(idx->insert(k(b), b)), ref_[k(b)] = b;
+  for (unsigned b = 15; b < 17; ++b) ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
   EXPECT_EQ(stat(*idx, "sparse_nodes"), 1);
-  ASSERT_TRUE(idx->insert(k(17), 17)), ref_[k(17)] = 17;
+  ASSERT_NO_FATAL_FAILURE(put(*idx, k(17), 17));
   EXPECT_EQ(stat(*idx, "indirect_nodes"), 1);
   expect_same(*idx, "indirect");
-  for (unsigned b = 18; b < 65; ++b) ASSERT_TRUE(idx->insert(k(b), b)), ref_[k(b)] = b;
+  for (unsigned b = 18; b < 65; ++b) ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
   EXPECT_EQ(stat(*idx, "full_nodes"), 1);
   expect_same(*idx, "full");
-  for (unsigned b = 65; b < 256; ++b) ASSERT_TRUE(idx->insert(k(b), b)), ref_[k(b)] = b;
+  for (unsigned b = 65; b < 256; ++b) ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
   expect_same(*idx, "full 256");
   // Remove every second child, then reinsert into the empty slots.
-  for (unsigned b = 0; b < 256; b += 2) ASSERT_TRUE(idx->remove(k(b))), ref_.erase(k(b));
+  for (unsigned b = 0; b < 256; b += 2) ASSERT_NO_FATAL_FAILURE(del(*idx, k(b)));
   expect_same(*idx, "holes");
-  for (unsigned b = 0; b < 256; b += 4) ASSERT_TRUE(idx->insert(k(b), b + 1)), ref_[k(b)] = b + 1;
+  for (unsigned b = 0; b < 256; b += 4) ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b + 1));
   expect_same(*idx, "refill");
   check_scans(*idx, 100);
   // Leaves: small (<= 2 pairs) <-> big, under one byte-0 child.
-  for (uint64_t i = 1; i < 40; ++i) ASSERT_TRUE(idx->insert(k(1) + (i << 8), i)), ref_[k(1) + (i << 8)] = i;
+  for (uint64_t i = 1; i < 40; ++i) ASSERT_NO_FATAL_FAILURE(put(*idx, k(1) + (i << 8), i));
   expect_same(*idx, "leaf splits below a full node");
-  for (uint64_t i = 1; i < 40; ++i) ASSERT_TRUE(idx->remove(k(1) + (i << 8))), ref_.erase(k(1) + (i << 8));
+  for (uint64_t i = 1; i < 40; ++i) ASSERT_NO_FATAL_FAILURE(del(*idx, k(1) + (i << 8)));
   expect_same(*idx, "leaves shrink");
 }
 
@@ -218,17 +229,17 @@ TEST_P(PermArt, PrefixSplits) {
   auto idx = open_idx();
   // Long common prefix, then divergence at every depth from 7 down to 0.
   uint64_t base = 0x1122334455667700ull;
-  for (unsigned i = 0; i < 20; ++i) ASSERT_TRUE(idx->insert(base + i, i)), ref_[base + i] = i;
+  for (unsigned i = 0; i < 20; ++i) ASSERT_NO_FATAL_FAILURE(put(*idx, base + i, i));
   expect_same(*idx, "deep node");
   for (int d = 6; d >= 0; --d) {
     uint64_t key = base ^ (uint64_t{0x80} << (56 - 8 * d));
-    for (unsigned i = 0; i < 16; ++i) ASSERT_TRUE(idx->insert(key + i, d)), ref_[key + i] = d;
+    for (unsigned i = 0; i < 16; ++i) ASSERT_NO_FATAL_FAILURE(put(*idx, key + i, d));
     expect_same(*idx, "prefix split");
   }
   check_scans(*idx, 100);
   // Extremes.
   for (uint64_t key : {uint64_t{0}, UINT64_MAX, uint64_t{1} << 63, (uint64_t{1} << 63) - 1})
-    ASSERT_TRUE(idx->insert(key, 5)), ref_[key] = 5;
+    ASSERT_NO_FATAL_FAILURE(put(*idx, key, 5));
   expect_same(*idx, "extremes");
   check_scans(*idx, 10);
 }

@@ -268,10 +268,11 @@ TEST(PoolErrors, PoolFullKeepsEverything) {
   temp_pool tp("full");
   auto o = canary_opts(tp.path(), 1 << 20);
   std::map<uint64_t, uint64_t> ref;
+  uint64_t next = 1000000;  // keys never tried before
   auto fill = [&](index& idx) {
     int fails = 0;
     for (uint64_t i = 0; fails < 200; ++i) {
-      uint64_t k = key_of(ref.size() + i + 1000000);
+      uint64_t k = key_of(next++);
       try {
         ASSERT_TRUE(idx.insert(k, i));
         ref[k] = i;

@@ -40,7 +40,8 @@ struct config {
   uint32_t child_timeout = 20;    // seconds before a child counts as hung
   uint64_t max_violations = 0;    // stop after this many (0: never stop)
   uint32_t details = 5;           // violations printed (and images saved) in full
-  std::string save_dir = "/tmp";  // where failing images go
+  std::string save_dir = "/tmp";  // where failing images go ("": not saved)
+  bool print_violations = true;   // on stderr, as they are found
   bool verbose = false;           // children keep their stderr
   bool quiet = false;             // no progress lines on stderr
   // Replay one image: crash point and variant (as printed by a violation).
@@ -56,6 +57,8 @@ struct result {
   uint64_t violations = 0;
   uint64_t events = 0;        // persistence events in the history
   uint64_t crash_points = 0;  // distinct events crashed at
+  uint64_t unfrozen = 0;      // threads: images taken while another thread
+                              // might run (the block-count check is skipped)
   double seconds = 0;
   std::vector<std::string> messages;  // the first `details` violations
 };

@@ -153,6 +153,10 @@ class pool {
   // --- epochs
   sync::epoch_guard pin() { return sync::epoch_guard(*epochs_, local().slot); }
   sync::epoch_manager& epochs() noexcept { return *epochs_; }
+  // Tries to advance the epoch and reclaims the calling thread's expired
+  // retired blocks (an index may call it, unpinned, before failing an
+  // operation for lack of space).
+  void collect() { epochs_->collect(local().slot); }
   // Reclaims all retired blocks now; no thread may be pinned.
   void quiesce() { epochs_->drain_all(); }
 

@@ -74,15 +74,23 @@ tree::tree(pm::pool& p, open_kind k) : index(p), p_(p) {
 // node's volatile state initial. Allocates nothing; writes only what differs.
 void tree::recover_slot(uint64_t* slot, int parent_depth) {
   uint64_t v = *slot, w = v & ~k_unpersisted;
-  if (is_link(w)) w = 0;  // a link stands for null
   if (w != v) {
     *slot = w;
     p_.flush(slot, 8);  // fenced once at the end of the open (run bump)
   }
   if (!w) return;
   const uint64_t lo = p_.header().heap_offset;
-  if (w & k_tag_mask || w < lo || w + 64 > p_.size())
+  if ((w & k_tag_mask & ~k_link) || w < lo || w + 64 > p_.size())
     throw error(errc::corrupt, "permart: slot points outside the heap");
+  if (is_link(w)) {
+    // A version link stands for null. Its contents were never persisted;
+    // stamp 0 makes it "null since the beginning" (the block stays in use,
+    // as before the crash, until the slot is next written or its node copied).
+    auto* l = p_.ptr<link>(untag(w));
+    l->stamp = 0;
+    l->prev = 0;
+    return;
+  }
   header* h = hdr(w);
   h->stamp = 0;
   h->prev = 0;

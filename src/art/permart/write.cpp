@@ -5,6 +5,7 @@
 // obsolete after locking restarts from the root.
 #include <algorithm>
 
+#include "pmindex/error.hpp"
 #include "tree.hpp"
 
 namespace pmindex::art::permart::detail {
@@ -12,10 +13,19 @@ namespace pmindex::art::permart::detail {
 using sync::version_guard;
 
 bool tree::write(op o, uint64_t key, uint64_t value) {
-  auto g = p_.pin();  // every block seen stays allocated (no ABA on slots)
-  for (;;) {
-    int r = try_write(o, key, value);
-    if (r >= 0) return r;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      auto g = p_.pin();  // every block seen stays allocated (no ABA on slots)
+      for (;;) {
+        int r = try_write(o, key, value);
+        if (r >= 0) return r;
+      }
+    } catch (const error& e) {
+      // Copy-on-write needs a block even to remove: on a full pool, first
+      // give back the blocks this thread retired (grace periods permitting).
+      if (e.code() != errc::pool_full || attempt == 1) throw;
+      for (int i = 0; i < 3; ++i) p_.collect();
+    }
   }
 }
 
@@ -148,7 +158,7 @@ int tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, uint64_
   }
   replace(slot, raw, neu, true);
   fb.commit();
-  return 1;
+  return o == op::upsert && found ? 0 : 1;  // upsert: true iff inserted
 }
 
 uint64_t tree::new_leaf(fresh_blocks& fb, const pair* kv, unsigned n) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <new>
 
 namespace pmindex::btree::detail {
@@ -104,7 +105,10 @@ void inner_layer::insert(uint64_t low, uint64_t off) {
     if (n->level == 1) break;
     n = reinterpret_cast<node*>(kids(n)[position(n, n->count, low)]);
   }
+  __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELAXED);
+  std::atomic_thread_fence(std::memory_order_release);  // odd before any slot changes
   insert_at(path, path.size() - 1, low, off);
+  __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELEASE);
 }
 
 // Inserts (key, child) into path[depth], child to the right of key. Full

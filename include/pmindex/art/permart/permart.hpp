@@ -22,8 +22,9 @@
 //   unlink is durable; inner nodes are not shrunk when children go (an empty
 //   slot is reused, and empty keys are dropped when the node is next copied).
 // - recovery walks from the root, clears UNPERSISTED bits, turns version
-//   links into null, resets stamps, previous versions and locks; the pool's
-//   tracing rebuild then reclaims everything unreachable. No allocation.
+//   links into initial-stamp nulls, resets stamps, previous versions and
+//   locks; the pool's tracing rebuild then reclaims everything unreachable.
+//   No allocation.
 //
 // Cost (persist mode): every insert/update/remove copies one leaf (or builds
 // a small subtree on a split) and pays 2 fences: one after flushing the new

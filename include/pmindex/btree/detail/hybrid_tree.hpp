@@ -19,7 +19,10 @@
 // covers [low(L), low(next(L))); low never changes and next(L) changes only
 // under L's lock, so a leaf whose fences hold the key under a validated
 // version is the right one (B-link style: move right when the key is beyond
-// the right fence, restart when it is left of the low fence).
+// the right fence, restart when it is left of the low fence). The fence
+// check costs a read of the sibling leaf, so it is skipped when the inner
+// layer's seqlock version did not move between the find() and the moment
+// the leaf is locked or snapshotted (no split happened: the hint is exact).
 //
 // Synchronisation (the originals use HTM, which this machine lacks): one
 // optimistic version lock per leaf. Writers lock the leaf, make the change
@@ -139,9 +142,8 @@ class hybrid_tree final : public index {
       }
       uint64_t low = ops_.split(l, roff, at(roff), key, value);
       inner_.insert(low, roff);
-      if (key < low) r = ops_.insert(l, key, value);
-      PMINDEX_ASSERT(r != ins::exists && r != ins::full);
-      r = ins::done;
+      r = key < low ? ops_.insert(l, key, value) : ins::done;  // split() placed it in r otherwise
+      PMINDEX_ASSERT(r == ins::done);
     }
     lk.unlock();
     return r == ins::done;
@@ -174,17 +176,17 @@ class hybrid_tree final : public index {
   size_t scan(uint64_t from, size_t count, record* out) override {
     if (!count) return 0;
     uint64_t off = read_leaf(from, [](leaf*) {});
-    std::vector<record> buf(ops_.max_entries());
+    record buf[64];  // >= Ops::max_entries()
     size_t got = 0;
     uint64_t lower = from;
     while (off) {
       leaf* l = at(off);
       auto& lk = ops_.lock(off, l);
       uint64_t v = lk.read_begin();
-      size_t m = ops_.collect(l, lower, buf.data());
+      size_t m = ops_.collect(l, lower, buf);
       uint64_t n = ops_.next(l);
       if (!lk.validate(v)) continue;  // a writer changed the leaf: read it again
-      std::sort(buf.begin(), buf.begin() + m, [](const record& a, const record& b) { return a.key < b.key; });
+      std::sort(buf, buf + m, [](const record& a, const record& b) { return a.key < b.key; });
       for (size_t i = 0; i < m && got < count; ++i) out[got++] = buf[i];
       if (got == count) break;
       if (got) {
@@ -249,27 +251,34 @@ class hybrid_tree final : public index {
  private:
   leaf* at(uint64_t off) const noexcept { return p_.ptr<leaf>(off); }
 
+  // True if the leaf reached directly from an inner_.find() that started at
+  // inner version gv is certainly the right one (no split since: see
+  // inner_layer::version()). Call after locking / snapshotting the leaf.
+  bool exact(uint64_t gv) const noexcept { return !(gv & 1) && inner_.version() == gv; }
+
   // Finds and locks the leaf whose fences hold key; returns its offset.
   uint64_t lock_leaf(uint64_t key) {
     for (;;) {
+      uint64_t gv = inner_.version();
       uint64_t off = inner_.find(key);
-      while (off) {
+      for (bool direct = true; off; direct = false) {
         leaf* l = at(off);
         auto& lk = ops_.lock(off, l);
         lk.lock();
+        if (direct && exact(gv)) return off;
         if (key < ops_.low(l)) {  // stale hint from the inner layer: restart
           lk.unlock();
           break;
         }
         uint64_t n = ops_.next(l);
-        if (n && key >= ops_.low(at(n))) {  // split moved the range right
+        if (n && key >= ops_.low(at(n))) {  // a split moved the range right
           lk.unlock();
           off = n;
           continue;
         }
         return off;
       }
-      _mm_pause();
+      sync::optimistic_lock::backoff(0);
     }
   }
 
@@ -278,27 +287,34 @@ class hybrid_tree final : public index {
   template <class F>
   uint64_t read_leaf(uint64_t key, F&& f) {
     for (;;) {
+      uint64_t gv = inner_.version();
       uint64_t off = inner_.find(key);
-      while (off) {
+      for (bool direct = true; off;) {
         leaf* l = at(off);
         auto& lk = ops_.lock(off, l);
         uint64_t v = lk.read_begin();
-        uint64_t lo = ops_.low(l), n = ops_.next(l);
-        // n is 0 or a leaf offset even when torn with a writer (next words
-        // only ever hold leaf offsets), so reading its low key is safe.
-        uint64_t nlow = n ? ops_.low(at(n)) : 0;
-        if (key < lo) {
-          if (lk.validate(v)) break;  // restart from the top
-          continue;
-        }
-        if (n && key >= nlow) {
-          if (lk.validate(v)) off = n;
-          continue;
+        if (!(direct && exact(gv))) {
+          uint64_t lo = ops_.low(l), n = ops_.next(l);
+          // n is 0 or a leaf offset even when torn with a writer (next words
+          // only ever hold leaf offsets), so reading its low key is safe.
+          uint64_t nlow = n ? ops_.low(at(n)) : 0;
+          if (key < lo) {
+            if (lk.validate(v)) break;  // restart from the top
+            continue;
+          }
+          if (n && key >= nlow) {
+            if (lk.validate(v)) {
+              off = n;
+              direct = false;
+            }
+            continue;
+          }
         }
         f(l);
         if (lk.validate(v)) return off;
+        direct = false;  // the leaf changed: a split may have moved the key
       }
-      _mm_pause();
+      sync::optimistic_lock::backoff(0);
     }
   }
 

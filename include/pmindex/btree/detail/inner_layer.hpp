@@ -43,6 +43,14 @@ class inner_layer {
   // made by a leaf split). Thread-safe (takes the writer mutex).
   void insert(uint64_t low, uint64_t off);
 
+  // Seqlock word of the layer: odd while insert() modifies it, bumped by 2 per
+  // insert. A find() started at an even version v whose caller then sees v
+  // again, after taking (or snapshotting) the leaf, got the exact leaf: leaf
+  // splits call insert() while they hold the split leaf's lock. Callers use
+  // it to skip the fence-key check (a read of the sibling leaf) when no
+  // split happened meanwhile.
+  uint64_t version() const noexcept { return __atomic_load_n(&version_, __ATOMIC_ACQUIRE); }
+
   // Checks node order and that find(low) returns each leaf exactly. No
   // concurrent writers. Empty string when fine.
   std::string check(const std::vector<std::pair<uint64_t, uint64_t>>& leaves) const;
@@ -73,7 +81,8 @@ class inner_layer {
   std::string check_node(const node* n, uint64_t lo, bool has_hi, uint64_t hi) const;
 
   uint32_t cap_;
-  node* root_ = nullptr;  // atomic accesses
+  alignas(64) uint64_t version_ = 0;  // own line: read by every operation
+  alignas(64) node* root_ = nullptr;  // atomic accesses
   std::mutex mu_;         // writers
   std::vector<node*> nodes_;
 };

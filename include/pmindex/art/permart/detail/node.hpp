@@ -6,7 +6,7 @@
 //                      wait, recovery clears it (the store was fenced or not:
 //                      either way the node it names was persisted first)
 //   bit 1 LINK         the offset names a version link (16 bytes: stamp, prev)
-//                      standing for null; recovery turns it into a plain 0
+//                      standing for null; recovery resets its stamp to 0
 // Every node starts with `header` (whose first 16 bytes are the
 // sync::version_header), so a slot's history is walked the same way for
 // leaves, inner nodes and links.

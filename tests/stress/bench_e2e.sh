@@ -1,0 +1,58 @@
+#!/bin/bash
+# End-to-end test of `pmindex bench` and `pmindex compare` (tests/stress/bench.cmake):
+# tiny runs with --json/--csv, the comparison of two result files, the
+# PiBench plugin round trip, --recover, the parallel modes, and the refusal to
+# touch a file that is not the harness's pool.
+# usage: bench_e2e.sh PMINDEX LIBPMINDEX_PIBENCH.so
+set -u
+PM=$1
+PLUGIN=$2
+DIR=$(mktemp -d /dev/shm/pmindex-bench-test.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+small=(-n 20000 -p 40000 -t 2 --pool "$DIR/p.pool" --no-progress)
+
+"$PM" bench --index canary,stdmap,null --workload ycsb-a,update90insert10 "${small[@]}" \
+  --json "$DIR/a.json" --csv "$DIR/a.csv" > "$DIR/a.txt" || fail "bench A exited $?"
+cat "$DIR/a.txt"
+grep -q "^canary " "$DIR/a.txt" || fail "no canary row in the table"
+[ "$(grep -c ' ok$' "$DIR/a.txt")" -eq 6 ] || fail "expected 6 checked rows"
+grep -q '"git_commit"' "$DIR/a.json" || fail "no context block in the JSON"
+[ "$(wc -l < "$DIR/a.csv")" -eq 7 ] || fail "CSV: expected a header and 6 rows"
+[ -e "$DIR/p.pool" ] && fail "the pool was left behind"
+
+"$PM" bench --index canary,stdmap,null --workload ycsb-a,update90insert10 "${small[@]}" --seed 2 \
+  --json "$DIR/b.json" > /dev/null || fail "bench B exited $?"
+"$PM" compare "$DIR/a.json" "$DIR/b.json" > "$DIR/cmp.txt" || fail "compare exited $?"
+grep -q "run.mops " "$DIR/cmp.txt" || fail "compare printed no throughput ratio"
+grep -q "only in" "$DIR/cmp.txt" && fail "compare did not pair the runs"
+echo "compare: $(grep -c 'run.mops ' "$DIR/cmp.txt") runs paired"
+
+# The PiBench round trip: pmindex's own wrapper, loaded as a plugin.
+PMINDEX_INDEX=canary "$PM" bench --plugin "$PLUGIN" --workload ycsb-e,ycsb-d "${small[@]}" > "$DIR/plug.txt" \
+  || fail "plugin bench exited $?"
+cat "$DIR/plug.txt"
+[ "$(grep -c ' ok$' "$DIR/plug.txt")" -eq 2 ] || fail "plugin rows not checked ok"
+
+# Recovery figures, instance and global-lock modes, every universe.
+"$PM" bench --index canary --workload ycsb-b --recover --detail "${small[@]}" > "$DIR/rec.txt" || fail "--recover exited $?"
+grep -q "recovery: clean reopen" "$DIR/rec.txt" || fail "no recovery line"
+for par in instance global-lock; do
+  "$PM" bench --index canary --parallel $par --workload ycsb-f "${small[@]}" > /dev/null || fail "--parallel $par"
+done
+for u in dense sparse clustered hashed; do
+  "$PM" bench --index stdmap --universe $u --workload read100 --remove 0.2 --insert 0.2 "${small[@]}" > /dev/null \
+    || fail "--universe $u"
+done
+# Zipfian over a 2^63 key space sets up at once (draws mostly miss).
+"$PM" bench --index null --workload ycsb-c --key-space 2^63 "${small[@]}" > /dev/null || fail "2^63 key space"
+
+# Never touch a file that is not the harness's pool.
+echo "precious" > "$DIR/x.pool"
+"$PM" bench --index canary -n 1000 -p 1000 --no-progress --pool "$DIR/x.pool" > /dev/null 2>&1
+rc=$?
+[ $rc -eq 10 ] || fail "expected exit code 10 (io) on a foreign file, got $rc"
+[ "$(cat "$DIR/x.pool")" = "precious" ] || fail "a foreign file was modified"
+"$PM" bench --index nosuch "${small[@]}" > /dev/null 2>&1
+[ $? -eq 2 ] || fail "unknown index: expected exit code 2"
+echo "bench e2e: all passed"

@@ -1,0 +1,156 @@
+// The crash checker's model of durability (src/crash/shadow.cpp, image.cpp):
+// which states a line may hold after a crash, per the x86 flush/fence rules.
+// The end-to-end checks are `pmindex crashtest` (tests/crash/crashtests.cmake).
+#include <sys/mman.h>
+
+#include <cstring>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "../../src/crash/image.hpp"
+#include "../../src/crash/shadow.hpp"
+#include "pmindex/crash/crashtest.hpp"
+
+namespace pmindex::crash {
+namespace {
+
+class CrashShadow : public ::testing::Test {
+ protected:
+  static constexpr uint64_t k_size = 1 << 20;
+  void SetUp() override {
+    void* m = mmap(nullptr, k_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(m, MAP_FAILED);
+    base_ = static_cast<char*>(m);
+    obs_.on_map(base_, k_size);
+  }
+  void TearDown() override { munmap(base_, k_size); }
+  uint64_t* word(uint64_t line, unsigned w = 0) { return reinterpret_cast<uint64_t*>(base_ + line * 64) + w; }
+  const candidate* find(const std::vector<candidate>& c, uint64_t line) {
+    for (auto& x : c)
+      if (x.line == line) return &x;
+    return nullptr;
+  }
+  uint64_t word_of(const char* state, unsigned w = 0) {
+    uint64_t v;
+    std::memcpy(&v, state + 8 * w, 8);
+    return v;
+  }
+  char* base_ = nullptr;
+  shadow_observer obs_{1};
+};
+
+TEST_F(CrashShadow, FlushThenFenceIsDurable) {
+  *word(3) = 7;
+  obs_.on_flush(word(3), 8);
+  obs_.on_fence();
+  EXPECT_TRUE(obs_.candidates().empty());
+  EXPECT_EQ(obs_.events(), 2u);
+}
+
+TEST_F(CrashShadow, UnflushedStoreMayBeLostOrKept) {
+  *word(5, 2) = 9;
+  auto c = obs_.candidates();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].line, 5u);
+  ASSERT_EQ(c[0].n, 1u);  // the durable value (zeros); choice 1 keeps the current one
+  EXPECT_EQ(word_of(c[0].state[0], 2), 0u);
+}
+
+TEST_F(CrashShadow, FlushWithoutFenceKeepsThreeStates) {
+  *word(1) = 1;
+  obs_.on_flush(word(1), 8);
+  obs_.on_fence();
+  *word(1) = 2;
+  obs_.on_flush(word(1), 8);  // not fenced
+  *word(1) = 3;
+  auto c = obs_.candidates();
+  ASSERT_EQ(c.size(), 1u);
+  ASSERT_EQ(c[0].n, 2u);
+  EXPECT_EQ(word_of(c[0].state[0]), 1u);  // durable
+  EXPECT_EQ(word_of(c[0].state[1]), 2u);  // at the unfenced flush
+  EXPECT_EQ(combinations(c), 3u);
+  // Variants enumerate the three states; the current value is never torn.
+  for (uint64_t v = 0; v < 3; ++v) {
+    std::vector<char> copy(base_, base_ + k_size);
+    apply_variant(c, 1, 0, v, copy.data());
+    uint64_t got;
+    std::memcpy(&got, copy.data() + 64, 8);
+    EXPECT_EQ(got, v + 1);
+  }
+}
+
+TEST_F(CrashShadow, StoresAfterTheFlushAreNotDurable) {
+  *word(2) = 1;
+  obs_.on_flush(word(2), 8);
+  *word(2) = 2;  // after the flush, before the fence
+  obs_.on_fence();
+  auto c = obs_.candidates();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(word_of(c[0].state[0]), 1u);
+}
+
+TEST_F(CrashShadow, AFenceOrdersOnlyItsOwnThreadsFlushes) {
+  shadow_observer obs(2);
+  obs.on_map(base_, k_size);
+  *word(4) = 1;
+  std::thread([&] { obs.on_flush(word(4), 8); }).join();  // flushed, never fenced by its thread
+  obs.on_fence();                                         // another thread's fence
+  auto c = obs.candidates();
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(word_of(c[0].state[0]), 0u);
+}
+
+TEST_F(CrashShadow, AnOlderFlushNeverOverridesANewerDurableValue) {
+  shadow_observer obs(2);
+  obs.on_map(base_, k_size);
+  *word(6) = 1;
+  obs.on_flush(word(6), 8);  // this thread: pending value 1
+  std::thread([&] {
+    *word(6) = 2;
+    obs.on_flush(word(6), 8);
+    obs.on_fence();  // durable: 2
+  }).join();
+  obs.on_fence();  // must not bring back 1
+  EXPECT_TRUE(obs.candidates().empty());
+}
+
+TEST_F(CrashShadow, VariantZeroLosesEveryUnfencedStore) {
+  for (uint64_t l = 0; l < 40; ++l) *word(l) = l + 1;
+  auto c = obs_.candidates();
+  ASSERT_EQ(c.size(), 40u);
+  EXPECT_GT(combinations(c), k_enumerate_limit);
+  std::vector<char> copy(base_, base_ + k_size);
+  apply_variant(c, 1, 0, 0, copy.data());
+  for (uint64_t l = 0; l < 40; ++l) EXPECT_EQ(copy[l * 64], 0);
+}
+
+TEST(CrashChecker, CanaryPassesAShortRun) {
+  config c;
+  c.index = "canary";
+  c.ops = 80;
+  c.images = 150;
+  c.quiet = true;
+  c.save_dir = "";
+  auto r = run(c);
+  EXPECT_GT(r.images, 100u);
+  EXPECT_EQ(r.violations, 0u) << (r.messages.empty() ? "" : r.messages.front());
+}
+
+#ifdef PMINDEX_MUTANTS
+TEST(CrashChecker, CatchesFlushWithoutFence) {
+  config c;
+  c.index = "canary";
+  c.params = "mutant=flush_without_fence";
+  c.ops = 80;
+  c.images = 300;
+  c.quiet = true;
+  c.print_violations = false;
+  c.save_dir = "";
+  c.max_violations = 1;
+  EXPECT_EQ(run(c).violations, 1u);
+}
+#endif
+
+}  // namespace
+}  // namespace pmindex::crash
