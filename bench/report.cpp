@@ -86,6 +86,8 @@ json::value to_json(const run_result& r) {
   run.set("mops", r.mops);
   run.set("mops_succeeded", r.mops_ok);
   run.set("mops_per_thread", c.threads ? r.mops / c.threads : 0.0);
+  run.set("cpu_seconds", r.cpu_seconds);
+  run.set("mops_cpu", r.mops_cpu);
   run.set("flushes_per_op", per(r.all.flushes, r.all.done));
   run.set("fences_per_op", per(r.all.fences, r.all.done));
   run.set("allocs_per_op", per(r.all.allocs, r.all.done));
@@ -175,9 +177,9 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
   }
   if (!detail) return;
   for (auto& r : rs) {
-    std::fprintf(f, "\n%s / %s  (%s, %s, %u threads, %s %s, %s universe)\n", r.label.c_str(), r.cfg.w.name.c_str(),
+    std::fprintf(f, "\n%s / %s  (%s, %s, %u thread%s, %s %s, %s universe)\n", r.label.c_str(), r.cfg.w.name.c_str(),
                  std::string(pm::to_string(r.cfg.base.mode)).c_str(), std::string(to_string(r.cfg.parallel)).c_str(),
-                 r.cfg.threads, mix_string(r.cfg.w).c_str(), std::string(to_string(r.cfg.w.dist)).c_str(),
+                 r.cfg.threads, r.cfg.threads == 1 ? "" : "s", mix_string(r.cfg.w).c_str(), std::string(to_string(r.cfg.w.dist)).c_str(),
                  std::string(to_string(r.cfg.universe)).c_str());
     std::fprintf(f, "  %-7s %11s %11s %8s %7s %7s %7s %7s %8s %8s %8s %9s %8s %8s %8s\n", "op", "ops", "succeeded",
                  "Mops/s", "min", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max ns", "flush/op", "fence/op",
@@ -203,6 +205,8 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
                    human_bytes(static_cast<double>(r.space.pm_bytes_reserved)).c_str(),
                    human_bytes(static_cast<double>(r.space.dram_bytes)).c_str(),
                    per(r.space.pm_bytes_used + r.space.dram_bytes, r.space.records));
+    std::fprintf(f, "  run: %.2f Mops/s over %.3f s busy per thread; %.2f Mops/s per CPU-second (%.3f s CPU per thread)\n",
+                 r.mops, r.busy_seconds, r.mops_cpu, r.cpu_seconds);
     if (!r.series_mops.empty()) {
       double lo = r.series_mops[0], hi = lo;
       for (double m : r.series_mops) lo = std::min(lo, m), hi = std::max(hi, m);

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -46,6 +47,14 @@ constexpr size_t k_check_every = 256;   // ops between stop/window checks (power
 
 double secs(steady::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// This thread's CPU time: on a machine shared with other work, ops per CPU
+// second is steadier than ops per wall second (preemption is not counted).
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 struct shared_state {
   std::atomic<uint32_t> ready{0};
   std::atomic<bool> go{false};
@@ -66,6 +75,9 @@ struct alignas(64) thread_ctx {
   std::vector<uint64_t> series;  // ops done at each window end
   uint64_t done = 0;
   double busy = 0;
+  double cpu = 0;         // thread CPU time inside the timed sections
+  steady::time_point end;  // when this thread finished its phase
+  bool counted = false;   // count mode (--ops): run `budget` ops, not until stop
   uint64_t budget = 0;    // count mode: this thread's ops
   uint64_t load_ok = 0;
   pm::counters load_c;
@@ -133,11 +145,12 @@ template <class T>
 void run_slice(T& tgt, thread_ctx& c, shared_state& s) {
   auto next_window = s.start + s.window;
   uint64_t done = 0;
-  double busy = 0;
-  while (!s.stop.load(std::memory_order_relaxed) && (!c.budget || done < c.budget)) {
+  double busy = 0, cpu = 0;
+  while (!s.stop.load(std::memory_order_relaxed) && (!c.counted || done < c.budget)) {
     size_t n = k_batch;
-    if (c.budget && c.budget - done < n) n = static_cast<size_t>(c.budget - done);
+    if (c.counted && c.budget - done < n) n = static_cast<size_t>(c.budget - done);
     c.gen->fill(c.batch.data(), n);  // untimed
+    const double c0 = thread_cpu_seconds();
     auto t0 = steady::now();
     size_t i = 0;
     for (; i < n; ++i) {
@@ -152,18 +165,20 @@ void run_slice(T& tgt, thread_ctx& c, shared_state& s) {
       exec(tgt, c.batch[i], done + i, c);
     }
     busy += secs(steady::now() - t0);
+    cpu += thread_cpu_seconds() - c0;
     done += i;
     s.progress.fetch_add(i, std::memory_order_relaxed);
   }
   c.done = done;
   c.busy = busy;
+  c.cpu = cpu;
 }
 
 // Starts T threads running body(t, ctx) after a common go; returns when all
-// finished. The caller's `during` runs on this thread meanwhile (timer,
-// progress line).
+// finished, with the seconds from the go to the last thread's end. The
+// caller's `during` runs on this thread meanwhile (timer, progress line).
 template <class Body, class During>
-void in_threads(run_config const& cfg, std::vector<thread_ctx>& ctx, shared_state& s, Body body, During during) {
+double in_threads(run_config const& cfg, std::vector<thread_ctx>& ctx, shared_state& s, Body body, During during) {
   s.ready = 0;
   s.go = false;
   s.stop = false;
@@ -182,6 +197,7 @@ void in_threads(run_config const& cfg, std::vector<thread_ctx>& ctx, shared_stat
         ctx[t].error = e.what();
         s.stop = true;
       }
+      ctx[t].end = steady::now();
       s.finished.fetch_add(1);
     });
   while (s.ready.load() < ctx.size()) std::this_thread::yield();
@@ -189,8 +205,12 @@ void in_threads(run_config const& cfg, std::vector<thread_ctx>& ctx, shared_stat
   s.go.store(true, std::memory_order_release);
   during();
   for (auto& t : th) t.join();
-  for (auto& c : ctx)
+  auto last = s.start;
+  for (auto& c : ctx) {
     if (!c.error.empty()) throw error(errc::failure, "benchmark thread failed: " + c.error);
+    last = std::max(last, c.end);
+  }
+  return secs(last - s.start);  // start to the last thread's end
 }
 
 void progress_line(const run_config& cfg, const char* phase, double frac, bool done) {
@@ -346,14 +366,13 @@ run_result run(const run_config& cfg_in) {
 
   // --- prefill
   const uint64_t n = cfg.records;
-  in_threads(
+  r.load_seconds = in_threads(
       cfg, ctx, s,
       [&](uint32_t t, thread_ctx& c) {
         uint64_t lo = ninst > 1 ? 0 : n * t / T, hi = ninst > 1 ? n : n * (t + 1) / T;
         with_target(t, [&](auto& tg) { prefill_slice(tg, lo, hi, keys, c, s); });
       },
       [&] { supervise(cfg, s, T, "prefill", n * ninst, false); });
-  r.load_seconds = secs(steady::now() - s.start);
   for (auto& c : ctx) {
     r.load_ok += c.load_ok;
     r.load_flushes += c.load_c.lines_flushed;
@@ -390,15 +409,15 @@ run_result run(const run_config& cfg_in) {
     c.batch.resize(k_batch);
     c.scanbuf.resize(std::max<uint32_t>(cfg.w.scan_size, 1));
     c.ns_per_tick = ns_per_tick;
+    c.counted = cfg.ops > 0;
     c.budget = cfg.ops ? cfg.ops / T + (t < cfg.ops % T ? 1 : 0) : 0;
     c.series.reserve(cfg.ops ? 1024 : static_cast<size_t>(cfg.seconds * 1000 / std::max(1u, cfg.window_ms)) + 16);
   }
   s.window = std::chrono::milliseconds(std::max(1u, cfg.window_ms));
-  in_threads(
+  r.wall_seconds = in_threads(
       cfg, ctx, s,
       [&](uint32_t t, thread_ctx& c) { with_target(t, [&](auto& tg) { run_slice(tg, c, s); }); },
       [&] { supervise(cfg, s, T, "run", cfg.ops, cfg.ops == 0); });
-  r.wall_seconds = secs(steady::now() - s.start);
 
   for (auto& c : ctx) {
     uint64_t ok = 0;
@@ -414,6 +433,8 @@ run_result run(const run_config& cfg_in) {
       ok += b.ok;
     }
     r.busy_seconds += c.busy / T;
+    r.cpu_seconds += c.cpu / T;
+    if (c.cpu > 0) r.mops_cpu += static_cast<double>(c.done) / c.cpu / 1e6;
     if (c.busy > 0) {
       r.mops += static_cast<double>(c.done) / c.busy / 1e6;
       r.mops_ok += static_cast<double>(ok) / c.busy / 1e6;

@@ -62,7 +62,9 @@ struct run_result {
   // run
   double wall_seconds = 0;    // run phase, start to last thread done
   double busy_seconds = 0;    // mean per-thread time inside the timed sections
+  double cpu_seconds = 0;     // mean per-thread CPU time inside the timed sections
   double mops = 0;            // sum over threads of ops / busy time (completed)
+  double mops_cpu = 0;        // sum over threads of ops / CPU time (steadier on a shared machine)
   double mops_ok = 0;         // same, succeeded ops only
   op_stats per_op[k_nops];
   op_stats all;

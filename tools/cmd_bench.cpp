@@ -185,7 +185,7 @@ int cmd_bench(args& a) {
   }
 
   std::vector<bench::run_result> results;
-  std::vector<std::string> skipped;
+  std::vector<std::string> skipped, errors;
   bool failed = false;
   for (auto& name : indexes) {
     bench::run_config cfg = base;
@@ -210,7 +210,16 @@ int cmd_bench(args& a) {
     }
     for (auto& w : wls) {
       cfg.w = w;
-      results.push_back(bench::run(cfg));
+      try {
+        results.push_back(bench::run(cfg));
+      } catch (const error& e) {
+        // One index failing to set up or run must not lose the others' results.
+        if (!all && indexes.size() * wls.size() == 1) throw;
+        std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", name.c_str(), w.name.c_str(), e.what());
+        errors.push_back(name + " " + w.name + ": " + e.what());
+        failed = true;
+        continue;
+      }
       failed |= results.back().failed;
       if (results.back().failed)
         std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", results.back().label.c_str(), w.name.c_str(),
@@ -220,6 +229,7 @@ int cmd_bench(args& a) {
 
   bench::print_table(stdout, results, detail || results.size() == 1);
   for (auto& s : skipped) std::printf("skipped: %s\n", s.c_str());
+  for (auto& s : errors) std::printf("FAILED %s\n", s.c_str());
   std::fflush(stdout);
 
   if (!json_path.empty() || !csv_path.empty()) {

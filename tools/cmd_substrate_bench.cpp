@@ -294,10 +294,13 @@ void write_json(const std::string& file, const std::vector<figure>& figs, int re
   if (!f) throw error(errc::io, "cannot write " + file);
   char host[256] = "?";
   gethostname(host, sizeof host);
+  // The machine may be shared: its load average goes with the figures.
+  double load[3] = {0, 0, 0};
+  getloadavg(load, 3);
   std::fprintf(f, "{\n  \"context\": {\"host\": \"%s\", \"cpus\": %u, \"flush\": \"%s\", \"repeat\": %d, \"blocks\": %" PRIu64
-                  "},\n  \"figures\": [\n",
+                  ", \"loadavg_1min\": %.2f},\n  \"figures\": [\n",
                host, std::thread::hardware_concurrency(), std::string(pm::to_string(pm::best_flush())).c_str(), repeat,
-               blocks);
+               blocks, load[0]);
   for (size_t i = 0; i < figs.size(); ++i) {
     auto& g = figs[i];
     std::fprintf(f, "    {\"group\": \"%s\", \"name\": \"%s\", \"unit\": \"%s\", \"median\": %.3f, \"samples\": [",

@@ -214,6 +214,21 @@ std::string checker::oracle(char* image, bool frozen, uint64_t parent_used) {
       return "recovery reaches " + std::to_string(rep.traced_blocks) + " blocks, but only " +
              std::to_string(parent_used) + " were allocated at the crash (a freed block is still reachable)";
   }
+  // Recovery must survive a crash of its own: a second recovery of what the
+  // first one left (nothing clean-closed) gives the same index.
+  idx->abandon();
+  idx.reset();
+  try {
+    idx = open(o);
+  } catch (const error& e) {
+    return std::string("a second recovery (after recovering and crashing again) failed: ") + e.what();
+  }
+  cr = idx->check();
+  if (!cr.ok) return "check() after a second recovery: " + cr.message;
+  std::map<uint64_t, uint64_t> again;
+  m = read_all(*idx, again);
+  if (!m.empty()) return "after a second recovery: " + m;
+  if (again != content) return "a second recovery changed the records";
   return check_usable(*idx, content);
 }
 

@@ -30,6 +30,7 @@ struct shared_state {
   uint64_t cap = 0;
   std::atomic<uint64_t> started{0}, completed{0};
   std::atomic<bool> stop{false};
+  const std::atomic<bool>* ext_stop = nullptr;
   std::mutex wmu;
   std::mutex rmu;  // result merging
   snapshot_check_result res;
@@ -37,7 +38,7 @@ struct shared_state {
 
 void writer(index& idx, shared_state& st, uint64_t seed, std::vector<uint8_t>& present) {
   std::mt19937_64 rng(seed);
-  while (!st.stop.load(std::memory_order_relaxed)) {
+  while (!st.stop.load(std::memory_order_relaxed) && !(st.ext_stop && st.ext_stop->load())) {
     std::lock_guard lk(st.wmu);
     uint64_t j = st.started.load(std::memory_order_relaxed);
     if (j >= st.cap) break;
@@ -61,16 +62,22 @@ class reader_check {
 
   // Returns an empty string if `r` equals the range after some prefix k in
   // [s, e] of the log.
-  std::string verify(uint64_t lo, uint64_t hi, uint64_t limit, const std::vector<record>& r, uint64_t s,
+  std::string verify(uint64_t lo, uint64_t hi, uint64_t limit, std::vector<record>& r, uint64_t s,
                      uint64_t e) {
+    // A scan limited to `limit` records: compare within [lo, last] when full.
+    if (limit != UINT64_MAX && r.size() == limit && !r.empty()) hi = r.back().key;
+    // Other threads' keys do not count.
+    size_t kept = 0;
+    for (auto& x : r)
+      if (std::binary_search(st_.sorted_keys.begin(), st_.sorted_keys.end(), x.key)) r[kept++] = x;
+      else if (x.key < lo || x.key > hi) return "key outside the range";
+    r.resize(kept);
     for (size_t i = 0; i < r.size(); ++i) {
       if (r[i].key < lo || r[i].key > hi) return "key outside the range";
       if (i && r[i].key <= r[i - 1].key) return "keys not ascending";
       if (r[i].value != value_of(r[i].key)) return "wrong value for key " + std::to_string(r[i].key);
     }
     if (r.size() > limit) return "more records than asked";
-    // A scan limited to `limit` records: compare within [lo, last] when full.
-    if (limit != UINT64_MAX && r.size() == limit && !r.empty()) hi = r.back().key;
     while (pos_ < s) apply(st_.log[pos_++]);
     auto in_r = [&](uint64_t k) {
       auto it = std::lower_bound(r.begin(), r.end(), k, [](const record& a, uint64_t b) { return a.key < b; });
@@ -114,7 +121,7 @@ void reader(index& idx, shared_state& st, uint64_t seed) {
   std::vector<record> buf(512);
   uint64_t queries = 0, violations = 0;
   std::string first;
-  while (!st.stop.load(std::memory_order_relaxed)) {
+  while (!st.stop.load(std::memory_order_relaxed) && !(st.ext_stop && st.ext_stop->load())) {
     uint64_t lo = rng(), hi;
     switch (rng() % 4) {
       case 0: lo = 0, hi = UINT64_MAX; break;              // everything
@@ -146,10 +153,13 @@ void reader(index& idx, shared_state& st, uint64_t seed) {
 
 }  // namespace
 
+uint64_t snapshot_value_of(uint64_t key) { return value_of(key); }
+
 snapshot_check_result run_snapshot_check(index& idx, const snapshot_check_options& o) {
   shared_state st;
   st.keys.resize(o.universe);
-  for (uint32_t i = 0; i < o.universe; ++i) st.keys[i] = scatter(o.seed * 0x100000000ull + i);
+  for (uint32_t i = 0; i < o.universe; ++i) st.keys[i] = o.key ? o.key(i) : scatter(o.seed * 0x100000000ull + i);
+  st.ext_stop = o.stop;
   st.sorted.resize(o.universe);
   for (uint32_t i = 0; i < o.universe; ++i) st.sorted[i] = i;
   std::sort(st.sorted.begin(), st.sorted.end(), [&](uint32_t a, uint32_t b) { return st.keys[a] < st.keys[b]; });
@@ -163,10 +173,17 @@ snapshot_check_result run_snapshot_check(index& idx, const snapshot_check_option
   for (unsigned w = 0; w < o.writers; ++w)
     ts.emplace_back([&, w] { writer(idx, st, o.seed * 7919 + w, present); });
   for (unsigned r = 0; r < o.readers; ++r) ts.emplace_back([&, r] { reader(idx, st, o.seed * 104729 + r); });
-  std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
+  if (o.stop) {
+    while (!o.stop->load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  } else {
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
+  }
   st.stop = true;
   for (auto& t : ts) t.join();
   st.res.ops = st.completed.load();
+  if (o.final_state)
+    for (uint32_t i = 0; i < o.universe; ++i)
+      if (present[i]) (*o.final_state)[st.keys[i]] = value_of(st.keys[i]);
   return st.res;
 }
 

@@ -1,7 +1,7 @@
 # `pmindex stress` per index: a few seconds in the default run (persist mode,
 # plus dram), longer and wider under the `long` label. Add an index by one
 # word; add `--check NAME` runs below for index-specific checks.
-set(PMINDEX_STRESS_INDEXES canary)
+set(PMINDEX_STRESS_INDEXES canary wort woart artcow permart fptree lbtree)
 foreach(idx ${PMINDEX_STRESS_INDEXES})
   add_test(NAME stress_${idx}
            COMMAND $<TARGET_FILE:pmindex> stress --index ${idx} --threads 2 --seconds 3 --check stats,range)

@@ -2,6 +2,7 @@
 // address, and every bad-input case with its error code (in process) and
 // exit code (the `pmindex` binary).
 #include <sys/mman.h>
+#include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -243,6 +244,7 @@ TEST(PoolErrors, TooSmallAndTruncated) {
   temp_pool tp("small");
   EXPECT_EQ(open_error(canary_opts(tp.path(), 4096)), errc::too_small);
   EXPECT_NE(access(tp.path().c_str(), F_OK), 0);  // nothing left behind
+  EXPECT_NE(access((tp.path() + ".creating." + std::to_string(getpid())).c_str(), F_OK), 0);
   EXPECT_EQ(run_pmindex({"load", "--pool", tp.path(), "--pool-size", "100K", "--keys", "1"}), 7);
   open(canary_opts(tp.path(), 8 << 20))->close();
   ASSERT_EQ(truncate(tp.path().c_str(), 4 << 20), 0);
@@ -357,6 +359,31 @@ TEST(PoolErrors, InUseByAnotherProcess) {
   EXPECT_EQ(open_error(canary_opts(tp.path())), errc::io);
   EXPECT_EQ(read_header(tp.path()).open_count, before.open_count);
   EXPECT_EQ(idx->lookup(5), 6u);
+}
+
+// A process killed while creating a pool leaves no pool at the path (it is
+// built under a temporary name), so the next open simply creates it.
+TEST(Pool, KilledDuringCreationLeavesNoPool) {
+  temp_pool tp("killcreate");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    try {
+      auto idx = open(canary_opts(tp.path(), uint64_t{1} << 30));  // fallocate takes a while
+      pause();
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  usleep(20000);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  std::string temp = tp.path() + ".creating." + std::to_string(pid);
+  ::unlink(temp.c_str());
+  // Either no pool (the usual case) or, if the child got that far, a whole
+  // one: both open without error.
+  auto idx = open(canary_opts(tp.path()));
+  EXPECT_TRUE(idx->insert(1, 1));
 }
 
 // Regression: a dirty pool whose index never set its root (a crash during

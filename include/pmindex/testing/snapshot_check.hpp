@@ -10,7 +10,10 @@
 // Each range thread checks its own results online by replaying the log.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 
 #include "pmindex/index.hpp"
@@ -24,6 +27,14 @@ struct snapshot_check_options {
   uint32_t universe = 4096;        // distinct keys writers toggle
   uint64_t max_ops = 16u << 20;    // log capacity (writers stop when full)
   uint64_t seed = 1;
+  // The i-th key of the universe (default: scattered over all 64 bits).
+  // Keys outside the universe in a result are ignored (other threads' keys
+  // when the check runs beside other workers).
+  std::function<uint64_t(uint64_t)> key;
+  // Stop when set instead of after `seconds`.
+  const std::atomic<bool>* stop = nullptr;
+  // Filled at the end (if given): what the universe keys hold.
+  std::map<uint64_t, uint64_t>* final_state = nullptr;
 };
 
 struct snapshot_check_result {
@@ -35,6 +46,8 @@ struct snapshot_check_result {
 };
 
 // The index must hold no key of the universe when called (use a fresh one).
+// Values written are value_of(key).
+uint64_t snapshot_value_of(uint64_t key);
 snapshot_check_result run_snapshot_check(index& idx, const snapshot_check_options& o);
 
 }  // namespace pmindex::checks

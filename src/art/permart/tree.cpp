@@ -53,6 +53,7 @@ tree::tree(pm::pool& p, open_kind k) : index(p), p_(p) {
     root_->run = 1;
     p_.persist(root_, sizeof(root));
     p_.set_root(off);
+    refill_spare();
   } else {
     uint64_t off = p_.root();
     if (!off || off % 16 || off + sizeof(root) > p_.size() || p_.ptr<root>(off)->magic != k_root_magic)
@@ -60,6 +61,9 @@ tree::tree(pm::pool& p, open_kind k) : index(p), p_(p) {
     root_ = p_.ptr<root>(off);
     if (k == open_kind::dirty) {
       root_->h.lock = 0;
+      uint64_t sp = root_->spare;
+      if (sp && (sp % 16 || sp < p_.header().heap_offset || sp + k_link_size > p_.size()))
+        throw error(errc::corrupt, "permart: bad spare link in the root");
       recover_slot(&root_->slot, -1);
     }
     // Stamps of earlier runs stay below every stamp of this one, so their
@@ -116,6 +120,7 @@ void tree::recover_slot(uint64_t* slot, int parent_depth) {
 
 void tree::trace(pm::pool::trace_sink& sink) {
   sink.add(p_.off(root_), sizeof(root));
+  if (root_->spare) sink.add(root_->spare, k_link_size);
   auto walk = [&](auto&& self, uint64_t v) -> void {
     if (!v) return;
     if (is_link(v)) {

@@ -45,6 +45,11 @@ class fresh_blocks {
     offs_[n_++] = o;
     return o;
   }
+  uint64_t try_alloc(size_t size) {
+    uint64_t o = p_.alloc(size);
+    if (o) offs_[n_++] = o;
+    return o;
+  }
   void commit() { n_ = 0; }
 
  private:
@@ -95,6 +100,7 @@ class tree final : public index {
   uint64_t new_leaf(fresh_blocks& fb, const pair* kv, unsigned n);
   uint64_t new_inner(fresh_blocks& fb, unsigned depth, uint64_t prefix, const entry* e, unsigned n);
   uint64_t new_link(fresh_blocks& fb);
+  void refill_spare();
   void replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool retire_old);
 
   // --- recovery and walks (tree.cpp)

@@ -13,6 +13,7 @@ namespace pmindex::art::permart::detail {
 using sync::version_guard;
 
 bool tree::write(op o, uint64_t key, uint64_t value) {
+  if (o == op::remove && !load_acq(&root_->spare)) [[unlikely]] refill_spare();
   for (int attempt = 0;; ++attempt) {
     try {
       auto g = p_.pin();  // every block seen stays allocated (no ABA on slots)
@@ -212,9 +213,30 @@ uint64_t tree::new_inner(fresh_blocks& fb, unsigned depth, uint64_t prefix, cons
 }
 
 uint64_t tree::new_link(fresh_blocks& fb) {
-  // Volatile by nature: recovery reads a link pointer as null without
-  // looking at the link, so its contents are never flushed.
-  return fb.alloc(k_link_size) | k_link;
+  // Volatile by nature: recovery resets a link without reading it, so its
+  // contents are never flushed.
+  if (uint64_t off = fb.try_alloc(k_link_size)) return off | k_link;
+  // Pool full: take the root's spare (the caller holds a lock, but two
+  // removers may hold different ones: claim it atomically). Its slot in the
+  // root is cleared durably first, so no crash leaves it referenced twice.
+  uint64_t spare = __atomic_exchange_n(&root_->spare, 0, __ATOMIC_ACQ_REL);
+  if (!spare) throw error(errc::pool_full, "pool " + p_.path() + " is full (no block for a version link)");
+  p_.persist(&root_->spare, 8);
+  return spare | k_link;
+}
+
+void tree::refill_spare() {
+  if (load_acq(&root_->spare)) return;
+  uint64_t off = p_.alloc(k_link_size);
+  if (!off) return;
+  uint64_t zero = 0;
+  if (!__atomic_compare_exchange_n(&root_->spare, &zero, off, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    p_.free(off);  // another thread refilled it; nobody saw ours
+    return;
+  }
+  // Unfenced: a crash before it is durable leaves the block unreachable,
+  // and tracing reclaims it.
+  p_.flush(&root_->spare, 8);
 }
 
 // Commits a write: `new_raw` (a built, flushed node, or a link) replaces
@@ -232,11 +254,13 @@ void tree::replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool reti
   if (mut_ != mutant::publish_before_flush) p_.fence();
   store_rel(slot, new_raw | k_unpersisted);
   p_.flush(slot, 8);
+  bool fence = mut_ != mutant::flush_without_fence;
   if (mut_ == mutant::free_before_durable && retire_old && old_raw) {
-    p_.free(untag(old_raw));  // reusable before the swing is durable
+    p_.free(untag(old_raw));  // the next write reuses it before this swing is fenced
     retire_old = false;
+    fence = false;
   }
-  if (mut_ != mutant::flush_without_fence) p_.fence();
+  if (fence) p_.fence();
   store_rel(slot, new_raw);
   p_.flush(slot, 8);
   sync::settle_stamp(&h->stamp, clock_);
