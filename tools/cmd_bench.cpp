@@ -213,8 +213,9 @@ int cmd_bench(args& a) {
       try {
         results.push_back(bench::run(cfg));
       } catch (const error& e) {
-        // One index failing to set up or run must not lose the others' results.
-        if (!all && indexes.size() * wls.size() == 1) throw;
+        // One index failing must not lose the others' results; but a bad
+        // option or pool path would fail every run: stop at once.
+        if (e.code() == errc::io || e.code() == errc::usage || indexes.size() * wls.size() == 1) throw;
         std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", name.c_str(), w.name.c_str(), e.what());
         errors.push_back(name + " " + w.name + ": " + e.what());
         failed = true;

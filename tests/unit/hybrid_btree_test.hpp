@@ -100,7 +100,9 @@ inline void random_ops(index& idx, oracle& ref, std::mt19937_64& rng, int n, uin
         auto it = ref.find(k);
         auto got = idx.lookup(k);
         ASSERT_EQ(got.has_value(), it != ref.end()) << "lookup " << k;
-        if (got) ASSERT_EQ(*got, it->second);
+        if (got) {
+          ASSERT_EQ(*got, it->second);
+        }
       }
     }
   }
