@@ -16,6 +16,7 @@ void add_builtin_indexes(std::vector<index_entry>& v) {
   v.push_back(canary::make_entry());
   baseline::add_entries(v);  // stdmap, btree-dram (volatile baselines)
   v.push_back(art::permart::make_entry());
+  v.push_back(art::permart::make_entry_2log());
   v.push_back(art::wort::make_entry());
   v.push_back(art::woart::make_entry());
   v.push_back(art::artcow::make_entry());

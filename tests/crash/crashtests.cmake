@@ -2,7 +2,7 @@
 # `pmindex crashtest` in CI: random crash points (a few thousand images),
 # exhaustively over a short history, and with 2 and 4 threads; the `long`
 # label adds 100k+ images. Add an index by one word in this list.
-set(PMINDEX_CRASH_INDEXES canary fptree lbtree wort woart artcow permart)
+set(PMINDEX_CRASH_INDEXES canary fptree lbtree wort woart artcow permart permart-2log)
 # Extra crashtest options for one index: set(PMINDEX_CRASH_ARGS_<name> ...).
 # fptree, lbtree: small nodes so short histories split leaves and inner nodes often.
 set(PMINDEX_CRASH_ARGS_fptree --params leaf=4,inner=3)

@@ -6,6 +6,6 @@ foreach(idx ${PMINDEX_KILL_INDEXES})
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/kill_verify.sh $<TARGET_FILE:pmindex> ${idx} 6)
   set_tests_properties(kill_verify_${idx} PROPERTIES TIMEOUT 120)
   add_test(NAME kill_verify_${idx}_long
-           COMMAND ${CMAKE_CURRENT_LIST_DIR}/kill_verify.sh $<TARGET_FILE:pmindex> ${idx} 60 1000000 1500)
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/kill_verify.sh $<TARGET_FILE:pmindex> ${idx} 40 300000 1500)
   set_tests_properties(kill_verify_${idx}_long PROPERTIES TIMEOUT 1200 LABELS long)
 endforeach()

@@ -5,7 +5,10 @@ add_test(NAME stress_permart_snapshot
          COMMAND $<TARGET_FILE:pmindex> stress --index permart --threads 2 --seconds 3 --check snapshot)
 add_test(NAME stress_permart_snapshot_dram
          COMMAND $<TARGET_FILE:pmindex> stress --index permart --threads 1 --seconds 2 --mode dram --check snapshot)
-set_tests_properties(stress_permart_snapshot stress_permart_snapshot_dram PROPERTIES TIMEOUT 120)
+add_test(NAME stress_permart-2log_snapshot
+         COMMAND $<TARGET_FILE:pmindex> stress --index permart-2log --threads 2 --seconds 3 --check snapshot)
+set_tests_properties(stress_permart_snapshot stress_permart_snapshot_dram stress_permart-2log_snapshot
+                     PROPERTIES TIMEOUT 120)
 add_test(NAME stress_permart_snapshot_long
          COMMAND $<TARGET_FILE:pmindex> stress --index permart --threads 4 --seconds 60 --check snapshot,range)
 set_tests_properties(stress_permart_snapshot_long PROPERTIES TIMEOUT 600 LABELS long)

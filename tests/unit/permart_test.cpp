@@ -364,6 +364,66 @@ TEST_P(PermArt, SnapshotCheckerCatchesNonAtomicScan) {
 }
 #endif
 
+// 2-Log: updates go to the two in-node log entries; the third reconciles.
+// Every reconciliation case: insert/insert, delete/delete, mixed, the same
+// key inserted then deleted (cancelled) or updated twice (replaced), and a
+// reconciliation whose result no longer fits a leaf (split).
+TEST_P(PermArt, TwoLogFillAndReconcile) {
+  if (GetParam().index != "permart-2log") GTEST_SKIP() << "2-Log only";
+  auto idx = open_idx();
+  auto logs = [&] { return stat(*idx, "log_entries"); };
+  auto k = [](uint64_t i) { return 0x4242000000000000ull + i * 3; };  // one leaf
+  // 3 pairs make a (logged) big leaf; pairs 4 and 5 are log entries, the
+  // 6th reconciles: an empty log.
+  for (uint64_t i = 0; i < 6; ++i) ASSERT_NO_FATAL_FAILURE(put(*idx, k(i), i));
+  expect_same(*idx, "6 keys");
+  ASSERT_EQ(logs(), 0);
+  double base = 0;
+  struct step {
+    const char* what;
+    std::vector<std::pair<char, uint64_t>> ops;  // i: insert, d: delete, u: update
+  } steps[] = {
+      {"insert/insert", {{'i', 20}, {'i', 21}, {'i', 22}}},
+      {"delete/delete", {{'d', 20}, {'d', 21}, {'d', 22}}},
+      {"mixed", {{'i', 30}, {'d', 0}, {'u', 1}}},
+      {"cancelled", {{'i', 31}, {'d', 31}, {'u', 2}}},
+      {"replaced", {{'u', 3}, {'u', 3}, {'u', 3}}},
+      {"delete then reinsert", {{'d', 4}, {'i', 4}, {'i', 40}}},
+      {"update then delete", {{'u', 5}, {'d', 5}, {'d', 40}}},
+  };
+  for (auto& st : steps) {
+    for (size_t j = 0; j < st.ops.size(); ++j) {
+      auto [c, i] = st.ops[j];
+      uint64_t v = 1000 + j;
+      if (c == 'i') ASSERT_NO_FATAL_FAILURE(put(*idx, k(i), v));
+      if (c == 'd') ASSERT_NO_FATAL_FAILURE(del(*idx, k(i)));
+      if (c == 'u') {
+        ASSERT_TRUE(idx->update(k(i), v));
+        ref_[k(i)] = v;
+      }
+      expect_same(*idx, st.what);
+      // Two updates fill the log; the third copies the leaf and empties it.
+      EXPECT_EQ(logs(), base + (j == 2 ? 0 : j + 1)) << st.what << " op " << j;
+    }
+  }
+  // Fill to 14 (one logged insert on top of 13 base pairs), then a second
+  // insert: the reconciled result of 15 pairs splits the leaf.
+  for (uint64_t i = 50; ref_.size() < 13; ++i) ASSERT_NO_FATAL_FAILURE(put(*idx, k(i), i));
+  while (logs() != base) ASSERT_NO_FATAL_FAILURE(put(*idx, k(60 + ref_.size()), 1));  // reach an empty log
+  expect_same(*idx, "before split");
+  double sparse_before = stat(*idx, "sparse_nodes");
+  for (uint64_t i = 100; ref_.size() <= 14; ++i) ASSERT_NO_FATAL_FAILURE(put(*idx, k(i), i));
+  expect_same(*idx, "reconcile + split");
+  EXPECT_GT(stat(*idx, "sparse_nodes"), sparse_before);
+  check_scans(*idx, 50);
+  if (persistent()) {
+    ASSERT_NO_FATAL_FAILURE(put(*idx, k(200), 200));  // leave a log entry behind
+    idx->abandon();
+    idx = open_idx();
+    expect_same(*idx, "2-log recovery");
+  }
+}
+
 TEST(PermArtErrors, UnknownMutantIsAUsageError) {
   options o;
   o.index = "permart";

@@ -19,3 +19,7 @@ run sparse_scan100 --universe sparse -n 1M --key-space 2M --scan 0.1 --insert 0.
 # Recovery time (clean reopen, and dirty reopen = recovery walk + tracing rebuild).
 run recover_3M  --universe sparse -n 3M  --read 1 -t 2 --seconds 0.5 --recover
 run recover_10M --universe sparse -n 10M --read 1 -t 2 --seconds 0.5 --recover
+# The same index in dram mode (volatile versioned ART): what persistence costs.
+run dram_dense_5     --mode dram --universe dense  -n 1M --key-space 2M --read 0.95 --insert 0.025 --remove 0.025 -t 2 --seconds 3
+run dram_sparse_50   --mode dram --universe sparse -n 1M --key-space 2M --read 0.5 --insert 0.25 --remove 0.25 -t 2 --seconds 3
+run dram_sparse_update --mode dram --universe sparse -n 1M --update 1 -t 2 --seconds 3

@@ -25,6 +25,24 @@ uint64_t tree::load_at(uint64_t* slot, uint64_t ts) const {
   return 0;
 }
 
+unsigned tree::leaf_view(header* h, pair* out, uint64_t ts, bool current) const {
+  unsigned n = h->count;
+  std::memcpy(static_cast<void*>(out), leaf_pairs(h), n * sizeof(pair));
+  if (!leaf_logged(h)) return n;
+  auto* l = reinterpret_cast<log_leaf*>(h);
+  for (auto& e : l->log) {
+    uint64_t m;
+    // An entry not yet durable may still be lost: wait for its writer.
+    for (unsigned spins = 0; (m = load_acq(&e.meta)) & k_log_unpersisted; ++spins)
+      sync::version_lock::backoff(spins);
+    if (!(m & k_log_valid)) break;  // entry 1 is used only after entry 0
+    uint64_t s = sync::settle_stamp(&e.stamp, clock_);
+    if (!current && s > ts) break;  // later than the snapshot (and so is entry 1)
+    n = apply_log(out, n, e.key, e.value, m & k_log_delete);
+  }
+  return n;
+}
+
 std::optional<uint64_t> tree::lookup(uint64_t key) {
   auto g = p_.pin();
   uint64_t* slot = &root_->slot;
@@ -33,9 +51,12 @@ std::optional<uint64_t> tree::lookup(uint64_t key) {
     if (!v || is_link(v)) return std::nullopt;
     header* n = hdr(v);
     if (n->kind == uint8_t(kind::leaf)) {
-      auto* l = reinterpret_cast<leaf*>(n);
-      unsigned i = leaf_lower_bound(l, key);
-      if (i < l->h.count && l->kv[i].key == key) return l->kv[i].value;
+      pair view[k_max_view];
+      const pair* kv = leaf_pairs(n);
+      unsigned cnt = n->count;
+      if (leaf_logged(n)) cnt = leaf_view(n, view, 0, true), kv = view;
+      unsigned i = lower_bound(kv, cnt, key);
+      if (i < cnt && kv[i].key == key) return kv[i].value;
       return std::nullopt;
     }
     if ((key ^ n->prefix) & prefix_mask(n->depth)) return std::nullopt;
@@ -50,9 +71,12 @@ template <class Sink>
 bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const {
   header* n = hdr(v);
   if (n->kind == uint8_t(kind::leaf)) {
-    auto* l = reinterpret_cast<leaf*>(n);
-    for (unsigned i = leaf_lower_bound(l, lo); i < l->h.count && l->kv[i].key <= hi; ++i)
-      if (!sink(l->kv[i].key, l->kv[i].value)) return false;
+    pair view[k_max_view];
+    const pair* kv = leaf_pairs(n);
+    unsigned cnt = n->count;
+    if (leaf_logged(n)) cnt = leaf_view(n, view, ts, mut_ == mutant::scan_not_atomic), kv = view;
+    for (unsigned i = lower_bound(kv, cnt, lo); i < cnt && kv[i].key <= hi; ++i)
+      if (!sink(kv[i].key, kv[i].value)) return false;
     return true;
   }
   unsigned d = n->depth;

@@ -44,6 +44,7 @@ mutant mutant_from_params(const std::string& params) {
 
 tree::tree(pm::pool& p, open_kind k) : index(p), p_(p) {
   mut_ = mutant_from_params(p.index_params());
+  log_ = p.index_name() == "permart-2log";
   if (k == open_kind::created) {
     uint64_t off = p_.alloc_or_throw(sizeof(root));
     root_ = p_.ptr<root>(off);
@@ -101,8 +102,25 @@ void tree::recover_slot(uint64_t* slot, int parent_depth) {
   h->lock = 0;
   switch (static_cast<kind>(h->kind)) {
     case kind::leaf:
-      if ((h->cap != k_small_leaf && h->cap != k_big_leaf) || h->count == 0 || h->count > h->cap)
+      if ((h->cap != k_small_leaf && h->cap != k_big_leaf) || h->count == 0 || h->count > h->cap ||
+          (leaf_logged(h) && h->cap != k_big_leaf))
         throw error(errc::corrupt, "permart: damaged leaf");
+      if (leaf_logged(h)) {
+        // Keep the VALID entries (an entry is valid only if durable: its
+        // line held key and value before meta), bit cleared; drop the rest.
+        auto* l = reinterpret_cast<log_leaf*>(h);
+        bool valid = true;
+        for (auto& e : l->log) {
+          uint64_t m = e.meta;
+          valid = valid && (m & k_log_valid);
+          uint64_t w = valid ? m & ~k_log_unpersisted : 0;
+          e.stamp = 0;
+          if (w != m) {
+            e.meta = w;
+            p_.flush(&e.meta, 8);
+          }
+        }
+      }
       return;
     case kind::sparse:
     case kind::indirect:
@@ -153,12 +171,26 @@ std::string tree::check_slot(uint64_t* slot, int parent_depth, uint64_t path, ui
   if (h->lock & 1) return "lock held";
   uint64_t pmask = prefix_mask(unsigned(parent_depth + 1));
   if (h->kind == uint8_t(kind::leaf)) {
-    auto* l = reinterpret_cast<leaf*>(h);
     if ((h->cap != k_small_leaf && h->cap != k_big_leaf) || h->count == 0 || h->count > h->cap ||
-        leaf_cap_for(h->count) != h->cap)
+        leaf_cap_for(h->count) != h->cap || (leaf_logged(h) && (!log_ || h->cap != k_big_leaf)))
       return "bad leaf count/capacity";
-    for (unsigned i = 0; i < h->count; ++i) {
-      uint64_t k = l->kv[i].key;
+    pair view[k_max_view];
+    unsigned n = leaf_view(h, view, 0, true);
+    if (leaf_logged(h)) {
+      auto* l = reinterpret_cast<log_leaf*>(h);
+      for (unsigned j = 0; j < 2; ++j) {
+        uint64_t m = l->log[j].meta;
+        if (m & ~(k_log_valid | k_log_delete)) return "log entry with UNPERSISTED or unknown bits";
+        if (m && !(m & k_log_valid)) return "log entry with bits but not VALID";
+        if (j == 1 && m && !l->log[0].meta) return "log entry 1 used before entry 0";
+        if (m && l->log[j].stamp == sync::k_stamp_tbd) return "unsettled log entry";
+      }
+      for (unsigned i = 1; i < h->count; ++i)
+        if (leaf_pairs(h)[i - 1].key >= leaf_pairs(h)[i].key) return "log leaf base not sorted";
+    }
+    if (n == 0 || n > k_big_leaf) return "leaf view empty or over capacity";
+    for (unsigned i = 0; i < n; ++i) {
+      uint64_t k = view[i].key;
       if ((k ^ path) & pmask) return "leaf key " + std::to_string(k) + " off its path";
       if (any && k <= prev_key) return "keys out of order at " + std::to_string(k);
       prev_key = k;
@@ -204,14 +236,18 @@ check_result tree::check() {
 
 index_stats tree::stats() {
   index_stats s;
-  uint64_t counts[6] = {}, records = 0;
+  uint64_t counts[6] = {}, records = 0, log_entries = 0;
   auto g = p_.pin();
   auto walk = [&](auto&& self, uint64_t v) -> void {
     if (!v || is_link(v)) return;
     header* h = hdr(v);
     ++counts[h->kind];
     if (h->kind == uint8_t(kind::leaf)) {
-      records += h->count;
+      pair view[k_max_view];
+      unsigned n = leaf_view(h, view, 0, true);
+      records += n;
+      if (leaf_logged(h))
+        for (auto& e : reinterpret_cast<log_leaf*>(h)->log) log_entries += (e.meta & k_log_valid) ? 1 : 0;
       return;
     }
     each_child(h, [&](unsigned, uint64_t* c) {
@@ -229,6 +265,7 @@ index_stats tree::stats() {
              {"sparse_nodes", double(counts[uint8_t(kind::sparse)])},
              {"indirect_nodes", double(counts[uint8_t(kind::indirect)])},
              {"full_nodes", double(counts[uint8_t(kind::full)])}};
+  if (log_) s.extra.push_back({"log_entries", double(log_entries)});
   return s;
 }
 
@@ -243,6 +280,13 @@ index_entry make_entry() {
   e.factory = [](pm::pool& p, open_kind k) -> std::unique_ptr<index> {
     return std::make_unique<detail::tree>(p, k);
   };
+  return e;
+}
+
+index_entry make_entry_2log() {
+  index_entry e = make_entry();
+  e.name = "permart-2log";
+  e.description = "PermART (2-Log): PermART with two in-node log entries per big leaf (one fence per logged update)";
   return e;
 }
 

@@ -85,6 +85,10 @@ class tree final : public index {
   static bool each_child(header* n, F&& f);
   static uint64_t* find_child(header* n, unsigned b);
 
+  // --- leaves (read.cpp): the pairs of a leaf with its log entries applied,
+  // all settled ones (current) or those stamped <= ts; sorted, <= k_max_view.
+  unsigned leaf_view(header* h, pair* out, uint64_t ts, bool current) const;
+
   // --- slot reads (read.cpp)
   uint64_t load_current(uint64_t* slot) const;        // raw value, stamp settled
   uint64_t load_at(uint64_t* slot, uint64_t ts) const;  // node at ts, or 0
@@ -101,6 +105,7 @@ class tree final : public index {
   uint64_t new_inner(fresh_blocks& fb, unsigned depth, uint64_t prefix, const entry* e, unsigned n);
   uint64_t new_link(fresh_blocks& fb);
   void refill_spare();
+  void append_log(log_leaf* l, unsigned j, uint64_t key, uint64_t value, bool del);
   void replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool retire_old);
 
   // --- recovery and walks (tree.cpp)
@@ -112,6 +117,7 @@ class tree final : public index {
   root* root_ = nullptr;
   mutable sync::stamp_clock clock_;
   mutant mut_ = mutant::none;
+  bool log_ = false;  // PermART (2-Log): big leaves carry two log entries
 };
 
 template <class F>
@@ -152,7 +158,7 @@ inline uint64_t* tree::find_child(header* n, unsigned b) {
 
 inline uint64_t tree::block_size(const header* h) {
   switch (static_cast<kind>(h->kind)) {
-    case kind::leaf: return leaf_size(h->cap);
+    case kind::leaf: return leaf_block_size(h);
     case kind::sparse: return sizeof(sparse);
     case kind::indirect: return sizeof(indirect);
     case kind::full: return sizeof(full);

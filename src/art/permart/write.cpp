@@ -112,67 +112,103 @@ int tree::try_write(op o, uint64_t key, uint64_t value) {
 }
 
 int tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, uint64_t key, uint64_t value) {
-  auto* l = reinterpret_cast<leaf*>(hdr(raw));
-  unsigned cnt = l->h.count;
-  unsigned i = leaf_lower_bound(l, key);
-  bool found = i < cnt && l->kv[i].key == key;
-  if (o == op::insert && found) return 0;
-  if ((o == op::update || o == op::remove) && !found) return 0;
+  header* lh = hdr(raw);
+  pair cur[k_max_view + 1];  // the leaf's pairs, log entries applied
+  auto decide = [&](unsigned& cnt, unsigned& i, bool& found) {
+    cnt = leaf_view(lh, cur, 0, true);
+    i = lower_bound(cur, cnt, key);
+    found = i < cnt && cur[i].key == key;
+    return !(o == op::insert && found) && !((o == op::update || o == op::remove) && !found);
+  };
+  unsigned cnt, i;
+  bool found;
+  if (!decide(cnt, i, found)) return 0;  // nothing to do (no lock needed)
   version_guard lk(parent->lock);
   if (!lk.ok() || load_acq(slot) != raw) return -1;
+  // Under the lock: a log leaf may have changed in place since; look again.
+  if (leaf_logged(lh) && !decide(cnt, i, found)) return 0;
+  int ret = o == op::upsert && found ? 0 : 1;  // upsert: true iff inserted
+  if (leaf_logged(lh)) {
+    // 2-Log: append in place when a log entry is free and the result still
+    // fits a leaf (non-empty, at most 14 pairs); otherwise reconcile below.
+    auto* ll = reinterpret_cast<log_leaf*>(lh);
+    unsigned j = (ll->log[0].meta & k_log_valid) ? ((ll->log[1].meta & k_log_valid) ? 2 : 1) : 0;
+    bool fits = o == op::remove ? cnt > 1 : (found || cnt < k_big_leaf);
+    if (j < 2 && fits) {
+      append_log(ll, j, key, value, o == op::remove);
+      return ret;
+    }
+  }
   fresh_blocks fb(p_);
-  pair kv[k_big_leaf + 1];
   uint64_t neu;
   if (o == op::remove) {
     if (cnt == 1) {
       neu = new_link(fb);  // the slot becomes null, with its own version
     } else {
-      std::copy(l->kv, l->kv + i, kv);
-      std::copy(l->kv + i + 1, l->kv + cnt, kv + i);
-      neu = new_leaf(fb, kv, cnt - 1);
+      std::copy(cur + i + 1, cur + cnt, cur + i);
+      neu = new_leaf(fb, cur, cnt - 1);
     }
   } else if (found) {
-    std::copy(l->kv, l->kv + cnt, kv);
-    kv[i].value = value;
-    neu = new_leaf(fb, kv, cnt);
+    cur[i].value = value;
+    neu = new_leaf(fb, cur, cnt);
   } else {
-    std::copy(l->kv, l->kv + i, kv);
-    kv[i] = {key, value};
-    std::copy(l->kv + i, l->kv + cnt, kv + i + 1);
+    std::copy_backward(cur + i, cur + cnt, cur + cnt + 1);
+    cur[i] = {key, value};
     unsigned n = cnt + 1;
     if (n <= k_big_leaf) {
-      neu = new_leaf(fb, kv, n);
+      neu = new_leaf(fb, cur, n);
     } else {
       // Split: a sparse node at the first byte where the keys differ, with
-      // one leaf per distinct byte (>= 2 groups, so each fits).
-      unsigned p = first_diff_byte(kv[0].key, kv[n - 1].key);
-      entry e[k_big_leaf + 1];
+      // one leaf per distinct byte (15 keys in >= 2 groups: each fits; a
+      // log leaf's view never exceeds 14 pairs, so reconciliation too).
+      unsigned p = first_diff_byte(cur[0].key, cur[n - 1].key);
+      entry e[k_max_view + 1];
       unsigned ne = 0;
       for (unsigned s = 0; s < n;) {
-        unsigned b = key_byte(kv[s].key, p), t = s + 1;
-        while (t < n && key_byte(kv[t].key, p) == b) ++t;
-        e[ne++] = {b, new_leaf(fb, kv + s, t - s)};
+        unsigned b = key_byte(cur[s].key, p), t = s + 1;
+        while (t < n && key_byte(cur[t].key, p) == b) ++t;
+        e[ne++] = {b, new_leaf(fb, cur + s, t - s)};
         s = t;
       }
-      neu = new_inner(fb, p, kv[0].key & prefix_mask(p), e, ne);
+      neu = new_inner(fb, p, cur[0].key & prefix_mask(p), e, ne);
     }
   }
   replace(slot, raw, neu, true);
   fb.commit();
-  return o == op::upsert && found ? 0 : 1;  // upsert: true iff inserted
+  return ret;
+}
+
+// 2-Log append (parent locked, entry j free, entry j-1 durable): key and
+// value, then meta with UNPERSISTED, all in one cache line, so one flush and
+// one fence make the entry durable; readers wait while the bit is set.
+void tree::append_log(log_leaf* l, unsigned j, uint64_t key, uint64_t value, bool del) {
+  log_entry* e = &l->log[j];
+  e->key = key;
+  e->value = value;
+  e->stamp = sync::k_stamp_tbd;
+  uint64_t meta = k_log_valid | (del ? k_log_delete : 0);
+  store_rel(&e->meta, meta | k_log_unpersisted);  // after key and value (release)
+  p_.flush(e, sizeof(log_entry));
+  if (mut_ != mutant::flush_without_fence) p_.fence();
+  store_rel(&e->meta, meta);
+  p_.flush(e, sizeof(log_entry));  // so a clean close keeps no tag
+  sync::settle_stamp(&e->stamp, clock_);
 }
 
 uint64_t tree::new_leaf(fresh_blocks& fb, const pair* kv, unsigned n) {
   unsigned cap = leaf_cap_for(n);
-  uint64_t off = fb.alloc(leaf_size(cap));
-  auto* l = p_.ptr<leaf>(off);
-  std::memset(static_cast<void*>(&l->h), 0, sizeof(header));
-  l->h.kind = uint8_t(kind::leaf);
-  l->h.count = uint8_t(n);
-  l->h.cap = uint8_t(cap);
-  std::memcpy(static_cast<void*>(l->kv), kv, n * sizeof(pair));
+  bool logged = log_ && cap == k_big_leaf;
+  uint64_t size = logged ? sizeof(log_leaf) : leaf_size(cap);
+  uint64_t off = fb.alloc(size);
+  auto* h = p_.ptr<header>(off);
+  std::memset(static_cast<void*>(h), 0, logged ? 96 : sizeof(header));
+  h->kind = uint8_t(kind::leaf);
+  h->count = uint8_t(n);
+  h->cap = uint8_t(cap);
+  h->depth = logged ? k_leaf_logged : 0;
+  std::memcpy(static_cast<void*>(leaf_pairs(h)), kv, n * sizeof(pair));
   // Durable before it is published (the fence is in replace()).
-  p_.flush(l, leaf_size(cap));
+  p_.flush(h, size);
   return off;
 }
 

@@ -181,6 +181,11 @@ class art_index final : public index {
 
   pm::pool& p_;
   root_block* root_ = nullptr;
+  // Crash-checker self-test (params "mutant=node4_child_after_meta", test
+  // builds only): a WOART Node4 insert that commits the meta word before the
+  // child word is durable, i.e. two fields changed non-atomically. Must be
+  // caught by `pmindex crashtest`.
+  bool mutant_child_after_meta_ = false;
   std::shared_mutex mu_;
   int64_t count_ = -1;  // records; -1 until counted (clean open)
 };
@@ -189,6 +194,14 @@ class art_index final : public index {
 
 template <class P>
 art_index<P>::art_index(pm::pool& p, open_kind kind) : index(p), p_(p) {
+  if (std::string params = p.index_params(); params.find("mutant=") != std::string::npos) {
+    if (params.find("mutant=node4_child_after_meta") == std::string::npos || !P::k_adaptive)
+      throw error(errc::usage, std::string(P::k_name) + ": unknown mutant in '" + params + "'");
+#ifndef PMINDEX_MUTANTS
+    throw error(errc::unsupported, std::string(P::k_name) + ": mutants exist in test builds only");
+#endif
+    mutant_child_after_meta_ = true;
+  }
   if (kind == open_kind::created) {
     uint64_t off = p_.alloc_or_throw(sizeof(root_block));
     root_ = p_.ptr<root_block>(off);

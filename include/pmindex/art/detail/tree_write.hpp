@@ -139,6 +139,16 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
   bool full = visit(w, [&](auto ops, auto* n) { return ops.full(n); });
   bool cow = P::k_cow_small && (k == k_n4 || k == k_n16);
   if (!full && !cow) {
+#ifdef PMINDEX_MUTANTS
+    if (mutant_child_after_meta_ && k == k_n4) {  // the deliberate bug: meta durable first
+      auto* n = p_.ptr<node4>(off_of(w));
+      p_.persist(leaf_at(lw), k_leaf_size);
+      unsigned s;
+      p_.store_persist(&n->meta, node4_ops::meta_with(n->meta, d, &s));
+      p_.store_persist(&n->child[s], lw);
+      return;
+    }
+#endif
     visit(w, [&](auto ops, auto* n) { ops.add(p_, n, d, lw, leaf_at(lw), k_leaf_size); });
     return;
   }
