@@ -23,3 +23,9 @@ run recover_10M --universe sparse -n 10M --read 1 -t 2 --seconds 0.5 --recover
 run dram_dense_5     --mode dram --universe dense  -n 1M --key-space 2M --read 0.95 --insert 0.025 --remove 0.025 -t 2 --seconds 3
 run dram_sparse_50   --mode dram --universe sparse -n 1M --key-space 2M --read 0.5 --insert 0.25 --remove 0.25 -t 2 --seconds 3
 run dram_sparse_update --mode dram --universe sparse -n 1M --update 1 -t 2 --seconds 3
+# PermART (2-Log): logged updates.
+run2() { name=$1; shift; rm -f $P; "$B" bench --index permart-2log --pool $P --no-progress --json "$OUT/$name.json" "$@" > "$OUT/$name.txt" 2>&1 || echo "$name failed"; rm -f $P; }
+run2 log_sparse_update --universe sparse -n 1M --update 1 -t 2 --seconds 3
+run2 log_sparse_50     --universe sparse -n 1M --key-space 2M --read 0.5 --insert 0.25 --remove 0.25 -t 2 --seconds 3
+run2 log_dense_5       --universe dense  -n 1M --key-space 2M --read 0.95 --insert 0.025 --remove 0.025 -t 2 --seconds 3
+run2 log_recover_3M    --universe sparse -n 3M --read 1 -t 2 --seconds 0.5 --recover

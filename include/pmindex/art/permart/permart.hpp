@@ -31,8 +31,18 @@
 // node(s), one after flushing the slot. Lines flushed: the new leaf (1 or 4
 // lines) + the slot line (+ 1 unfenced flush of the slot after untagging).
 //
-// Caveats: keys are 8 bytes only; a remove to empty needs a 16-byte version
-// link from the pool (it can fail with pool_full like an insert).
+// PermART (2-Log), registered as `permart-2log`: big leaves (3..14 pairs)
+// carry two 32-byte log entries (detail/leaf.hpp). An insert/update/remove
+// that keeps the leaf within 1..14 pairs appends an entry in place: 1 fence,
+// 1 line. The third copies the leaf with both entries and itself applied
+// (reconciliation; a split if it no longer fits). Snapshots apply only the
+// entries stamped at or below theirs.
+//
+// Caveats: keys are 8 bytes only; removes copy too, so a remove can fail
+// with pool_full (the pool first reclaims this thread's retired blocks, and
+// the root keeps one spare version link so that a remove to empty works on a
+// full pool). Version links found at recovery stay (as nulls with stamp 0)
+// until their slot is written or their node copied.
 #pragma once
 
 #include <optional>
