@@ -16,6 +16,7 @@
 //   - no block is reachable twice, the heap holds exactly the traced blocks,
 //     and no more blocks than the live pool had handed out (a block freed
 //     while a crash could still reach it is a use-after-free);
+//   - a second recovery of what the first left gives the same index;
 //   - the recovered index takes more inserts and removes and stays correct.
 // A hung child (alarm) or one killed by a signal is a violation too.
 #pragma once
