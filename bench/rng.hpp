@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "pmindex/util/hash.hpp"
+
 namespace pmindex::bench {
 
 // splitmix64: expands one 64-bit seed into well-mixed words.
@@ -17,14 +19,7 @@ inline uint64_t splitmix64(uint64_t& s) noexcept {
 }
 
 // murmur3's 64-bit finaliser: a bijection of the 64-bit integers.
-inline uint64_t mix64(uint64_t x) noexcept {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
+using util::mix64;
 
 // A bijection of [0, 2^bits): xor-shift and odd multiplications, each a
 // bijection modulo 2^bits (bits in [8, 64]).

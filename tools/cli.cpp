@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "pmindex/error.hpp"
+#include "pmindex/util/hash.hpp"
 
 namespace pmindex::cli {
 
@@ -115,13 +116,7 @@ options index_options(args& a, pm::open_mode open) {
 
 uint64_t seq_key(uint64_t seed, uint64_t i) {
   // murmur3's 64-bit finaliser is a bijection, so distinct i give distinct keys.
-  uint64_t x = i + seed * 0x9E3779B97F4A7C15ull;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
+  return util::mix64(i + seed * 0x9E3779B97F4A7C15ull);
 }
 
 uint64_t seq_value(uint64_t key) { return key * 0x2545F4914F6CDD1Dull + 1; }

@@ -30,6 +30,7 @@
 
 #include "commands.hpp"
 #include "pmindex/error.hpp"
+#include "pmindex/util/hash.hpp"
 #include "stress.hpp"
 
 namespace pmindex::cli {
@@ -41,14 +42,7 @@ std::vector<stress_check>& stress_checks() {
 
 namespace {
 
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
+using util::mix64;
 // Values: high 24 bits tag the key, low 40 bits a per-owner sequence number.
 constexpr int k_seq_bits = 40;
 uint64_t key_tag(uint64_t key) { return mix64(key ^ 0x5bd1e995) >> k_seq_bits; }
