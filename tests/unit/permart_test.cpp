@@ -37,11 +37,14 @@ std::string pname(const testing::TestParamInfo<param>& p) {
   return s;
 }
 
-std::vector<param> params() {
+// Both indexes in dram, persist and eadr, filtered for the suites whose
+// tests only apply to some of them (instead of skipping at run time).
+std::vector<param> params(bool (*keep)(const param&) = nullptr) {
   std::vector<param> v;
   for (const char* n : {"permart", "permart-2log"})
     if (find_index(n))
-      for (auto m : {pm::mode::dram, pm::mode::persist, pm::mode::eadr}) v.push_back({n, m});
+      for (auto m : {pm::mode::dram, pm::mode::persist, pm::mode::eadr})
+        if (!keep || keep({n, m})) v.push_back({n, m});
   return v;
 }
 
@@ -175,6 +178,10 @@ class PermArt : public testing::TestWithParam<param> {
   std::mt19937_64 rng_;
   std::map<uint64_t, uint64_t> ref_;
 };
+// Suites for the tests that apply to some parameters only.
+class PermArtReopen : public PermArt {};  // pools that reopen (not dram)
+class PermArtDram : public PermArt {};    // one mode is enough
+class PermArtTwoLog : public PermArt {};  // 2-Log only
 
 uint64_t dense_key(std::mt19937_64& r) { return r() % 5000; }
 uint64_t sparse_key(std::mt19937_64& r) { return r(); }
@@ -262,8 +269,7 @@ TEST_P(PermArt, RemovesToEmpty) {
   }
 }
 
-TEST_P(PermArt, ReopenCleanAndDirty) {
-  if (!persistent()) GTEST_SKIP() << "dram pools do not reopen";
+TEST_P(PermArtReopen, ReopenCleanAndDirty) {
   {
     auto idx = open_idx();
     do_ops(*idx, scaled(20000), sparse_key);
@@ -345,8 +351,7 @@ TEST_P(PermArt, SnapshotRangesAreAtomic) {
 #ifdef PMINDEX_MUTANTS
 // The checker must notice a scan that reads current versions, not its
 // snapshot's.
-TEST_P(PermArt, SnapshotCheckerCatchesNonAtomicScan) {
-  if (GetParam().mode != pm::mode::dram) GTEST_SKIP() << "one mode is enough";
+TEST_P(PermArtDram, SnapshotCheckerCatchesNonAtomicScan) {
   auto idx = open_idx("mutant=scan_not_atomic");
   uint64_t violations = 0;
   for (int attempt = 0; attempt < 10 && !violations; ++attempt) {
@@ -368,8 +373,7 @@ TEST_P(PermArt, SnapshotCheckerCatchesNonAtomicScan) {
 // Every reconciliation case: insert/insert, delete/delete, mixed, the same
 // key inserted then deleted (cancelled) or updated twice (replaced), and a
 // reconciliation whose result no longer fits a leaf (split).
-TEST_P(PermArt, TwoLogFillAndReconcile) {
-  if (GetParam().index != "permart-2log") GTEST_SKIP() << "2-Log only";
+TEST_P(PermArtTwoLog, TwoLogFillAndReconcile) {
   auto idx = open_idx();
   auto logs = [&] { return stat(*idx, "log_entries"); };
   auto k = [](uint64_t i) { return 0x4242000000000000ull + i * 3; };  // one leaf
@@ -462,6 +466,18 @@ TEST(PermArtErrors, FullPoolFailsInsertAndKeepsData) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, PermArt, testing::ValuesIn(params()), pname);
+INSTANTIATE_TEST_SUITE_P(All, PermArtReopen,
+                         testing::ValuesIn(params([](const param& p) { return p.mode != pm::mode::dram; })),
+                         pname);
+#ifdef PMINDEX_MUTANTS
+INSTANTIATE_TEST_SUITE_P(All, PermArtDram,
+                         testing::ValuesIn(params([](const param& p) { return p.mode == pm::mode::dram; })),
+                         pname);
+#endif
+INSTANTIATE_TEST_SUITE_P(All, PermArtTwoLog,
+                         testing::ValuesIn(params([](const param& p) { return p.index == "permart-2log"; })),
+                         pname);
+
 
 }  // namespace
 }  // namespace pmindex
