@@ -35,7 +35,10 @@ heap::heap(char* base, uint64_t heap_offset, uint64_t nchunks)
       next_(nchunks, k_nil),
       prev_(nchunks, k_nil) {
   for (auto& p : partial_) p = k_nil;
-  if (nchunks_) runs_.emplace(0, nchunks_);
+  if (nchunks_) give_run(0, nchunks_);
+  // One chunk (64 KiB: 256 leaves of 256 B) is plenty for removes to make
+  // progress until retired blocks come back; tiny heaps keep none.
+  reserve_chunks_ = nchunks_ >= 16 ? 1 : 0;
 }
 
 uint64_t heap::alloc(thread_cache& tc, size_t n) {
@@ -123,6 +126,36 @@ void heap::release(unsigned cls, const uint64_t* offs, uint32_t n) {
   }
 }
 
+uint64_t heap::alloc_reserve(size_t n) {
+  if (n > k_max_small) {
+    uint64_t count = (n + k_chunk - 1) / k_chunk;
+    std::lock_guard lk(mu_);
+    int64_t c = take_run(count, true);
+    if (c < 0) return 0;
+    kind_[c] = k_large_head | static_cast<uint32_t>(count);
+    for (uint64_t i = 1; i < count; ++i) kind_[c + i] = k_large_tail;
+    return chunk_start(c);
+  }
+  unsigned cls = class_of(n);
+  std::lock_guard lk(mu_);
+  int64_t c = partial_[cls];
+  if (c == k_nil) {
+    c = take_run(1, true);
+    if (c < 0) return 0;
+    kind_[c] = cls + 1;
+    used_[c] = 0;
+    std::memset(bits(c), 0, k_words * 8);
+    list_push(cls, c);
+  }
+  uint64_t* w = bits(c);
+  uint32_t i = 0;
+  while (~w[i] == 0) ++i;  // a partial chunk has a free block
+  uint32_t idx = i * 64 + std::countr_one(w[i]);
+  w[i] |= uint64_t{1} << (idx % 64);
+  if (++used_[c] == blocks_per_chunk(cls)) list_remove(cls, c);
+  return chunk_start(c) + idx * class_size(cls);
+}
+
 uint64_t heap::alloc_large(size_t n) {
   uint64_t count = (n + k_chunk - 1) / k_chunk;
   std::lock_guard lk(mu_);
@@ -142,18 +175,21 @@ void heap::free_large(uint64_t off) {
   give_run(c, count);
 }
 
-int64_t heap::take_run(uint64_t n) {
+int64_t heap::take_run(uint64_t n, bool reserve_ok) {
+  if (free_chunks_ < n + (reserve_ok ? 0 : reserve_chunks_)) return -1;
   for (auto it = runs_.begin(); it != runs_.end(); ++it) {
     if (it->second < n) continue;
     uint64_t first = it->first, len = it->second;
     runs_.erase(it);
     if (len > n) runs_.emplace(first + n, len - n);
+    free_chunks_ -= n;
     return static_cast<int64_t>(first);
   }
   return -1;
 }
 
 void heap::give_run(uint64_t first, uint64_t n) {
+  free_chunks_ += n;
   auto next = runs_.lower_bound(first);
   if (next != runs_.end() && next->first == first + n) {
     n += next->second;
@@ -279,6 +315,7 @@ void heap::rebuild_lists() {
   std::fill(next_.begin(), next_.end(), k_nil);
   std::fill(prev_.begin(), prev_.end(), k_nil);
   runs_.clear();
+  free_chunks_ = 0;
   for (uint64_t c = 0; c < nchunks_; ++c) {
     uint32_t k = kind_[c];
     if (k == k_chunk_free) {

@@ -288,6 +288,15 @@ uint64_t pool::alloc_or_throw(size_t n) {
   return off;
 }
 
+uint64_t pool::alloc_reserve_or_throw(size_t n) {
+  uint64_t off = alloc(n);
+  if (!off) off = heap_->alloc_reserve(n);
+  if (!off) fail(errc::pool_full, "pool " + path_ + " is full (" + std::to_string(size_) + " bytes)");
+  ++t_counters.allocs;
+  t_counters.bytes_allocated += n;
+  return off;
+}
+
 void pool::reclaim(void* ctx, uint64_t off) { static_cast<pool*>(ctx)->free(off); }
 
 // Gives a thread's per-pool state back to every pool still open.

@@ -100,6 +100,26 @@ TEST(Heap, FullPoolReturnsZeroAndRecovers) {
   EXPECT_NE(p->alloc(100000), 0u);  // emptied chunks coalesce into runs
 }
 
+// alloc keeps one chunk back; only alloc_reserve_or_throw (a remove's
+// copy-on-write) may take it, one block at a time, and never twice.
+TEST(Heap, ReserveServesOnlyRemovesWhenFull) {
+  auto p = dram_pool(4 << 20);
+  std::vector<uint64_t> got;
+  for (uint64_t off; (off = p->alloc(256));) got.push_back(off);
+  std::set<uint64_t> uniq(got.begin(), got.end());
+  uint64_t r1 = p->alloc_reserve_or_throw(64);
+  uint64_t r2 = p->alloc_reserve_or_throw(64);  // same reserve chunk
+  EXPECT_EQ(uniq.count(r1) + uniq.count(r2), 0u);
+  EXPECT_NE(r1, r2);
+  EXPECT_EQ(p->alloc(256), 0u);  // still full for everyone else
+  // The one reserve chunk went to the 64-byte class; nothing is left.
+  EXPECT_THROW(p->alloc_reserve_or_throw(256), error);
+  EXPECT_THROW(p->alloc_reserve_or_throw(100000), error);
+  p->free(r1);
+  p->free(r2);
+  for (auto off : got) p->free(off);
+}
+
 // Two threads allocate, fill, and free random sizes; no two live blocks may
 // overlap and no block's contents may change under its owner.
 TEST(Heap, NoOverlapUnderTwoThreads) {

@@ -18,6 +18,7 @@
 
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "test_seed.hpp"
 
 namespace pmindex::btree_test {
 
@@ -108,11 +109,7 @@ inline void random_ops(index& idx, oracle& ref, std::mt19937_64& rng, int n, uin
   }
 }
 
-inline uint64_t seed() {
-  uint64_t s = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(s));
-  return s;
-}
+inline uint64_t seed() { return pmindex::test::test_seed(); }
 
 // Sequential keys (every split at the right edge), lookups, scans at and
 // around every leaf boundary, then updates and removes of every other key.

@@ -13,6 +13,7 @@
 
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "test_seed.hpp"
 
 namespace pmindex {
 namespace {
@@ -54,8 +55,7 @@ class Conformance : public testing::TestWithParam<param> {
   void SetUp() override {
     path_ = "/dev/shm/pmindex-conf-" + std::to_string(getpid()) + "-" + param_name({GetParam(), 0}) + ".pool";
     ::unlink(path_.c_str());
-    seed_ = std::random_device{}();
-    RecordProperty("seed", std::to_string(seed_));
+    seed_ = test::test_seed();
   }
   void TearDown() override { ::unlink(path_.c_str()); }
 

@@ -15,6 +15,7 @@
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/testing/snapshot_check.hpp"
+#include "test_seed.hpp"
 
 namespace pmindex {
 namespace {
@@ -57,9 +58,9 @@ double stat(index& idx, const std::string& name) {
 class PermArt : public testing::TestWithParam<param> {
  protected:
   void SetUp() override {
-    path_ = "/dev/shm/helperD-ut-" + std::to_string(getpid()) + "-" + pname({GetParam(), 0}) + ".pool";
+    path_ = "/dev/shm/pmindex-permart-ut-" + std::to_string(getpid()) + "-" + pname({GetParam(), 0}) + ".pool";
     ::unlink(path_.c_str());
-    seed_ = std::random_device{}();
+    seed_ = test::test_seed();
     rng_.seed(seed_);
   }
   void TearDown() override { ::unlink(path_.c_str()); }

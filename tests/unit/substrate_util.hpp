@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_seed.hpp"
+
 namespace pmindex::test {
 
 inline bool long_run() {
@@ -69,16 +71,5 @@ inline int run_pmindex(const std::vector<std::string>& args, std::string* out = 
   return 128 + WTERMSIG(status);
 }
 
-// A seed taken from PMINDEX_SEED or the clock, recorded with the test so a
-// failure prints it.
-inline uint64_t test_seed() {
-  uint64_t s;
-  if (const char* v = std::getenv("PMINDEX_SEED")) s = std::strtoull(v, nullptr, 10);
-  else s = std::random_device{}();
-  ::testing::Test::RecordProperty("seed", std::to_string(s));
-  std::fprintf(stderr, "[ seed ] %llu (rerun with PMINDEX_SEED=%llu)\n", static_cast<unsigned long long>(s),
-               static_cast<unsigned long long>(s));
-  return s;
-}
 
 }  // namespace pmindex::test

@@ -18,6 +18,7 @@
 #include "pmindex/art/detail/tree.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "test_seed.hpp"
 
 namespace pmindex {
 namespace {
@@ -39,9 +40,9 @@ std::string param_name(const testing::TestParamInfo<param>& p) {
 class Wort : public testing::TestWithParam<param> {
  protected:
   void SetUp() override {
-    path_ = "/dev/shm/e-wort-" + std::to_string(getpid()) + "-" + GetParam().index + ".pool";
+    path_ = "/dev/shm/pmindex-wort-ut-" + std::to_string(getpid()) + "-" + GetParam().index + ".pool";
     ::unlink(path_.c_str());
-    seed_ = std::random_device{}();
+    seed_ = test::test_seed();
     rng_.seed(seed_);
   }
   void TearDown() override { ::unlink(path_.c_str()); }

@@ -48,6 +48,10 @@ class heap {
 
   // Fast path: a free block of `n` bytes, or 0 if the pool is full.
   uint64_t alloc(thread_cache& tc, size_t n);
+  // One block that may come from the reserve: the last chunk(s) the heap
+  // keeps back from `alloc`, so that an operation which frees space (a
+  // copy-on-write remove) still succeeds on a full pool. Slow path (locks).
+  uint64_t alloc_reserve(size_t n);
   // Immediate free; callers that may race with readers use epochs first.
   void free(thread_cache& tc, uint64_t off);
   // Returns every cached block to the shared state (thread exit, close).
@@ -77,7 +81,8 @@ class heap {
   void free_large(uint64_t off);
   void refill(thread_cache::bin& b, unsigned cls);
   void release(unsigned cls, const uint64_t* offs, uint32_t n);
-  int64_t take_run(uint64_t n);              // first fit; -1 if none
+  // First fit; -1 if none, or if taking it would eat into the reserve.
+  int64_t take_run(uint64_t n, bool reserve_ok = false);
   void give_run(uint64_t first, uint64_t n);  // coalesces
   void list_push(unsigned cls, uint64_t c);
   void list_remove(unsigned cls, uint64_t c);
@@ -101,6 +106,8 @@ class heap {
   std::vector<int64_t> next_, prev_;  // partial-chunk lists, by class
   int64_t partial_[k_nclasses];
   std::map<uint64_t, uint64_t> runs_;  // free chunk runs: first -> count
+  uint64_t free_chunks_ = 0;           // sum of runs_
+  uint64_t reserve_chunks_ = 0;        // kept back from alloc (see alloc_reserve)
 };
 
 }  // namespace pmindex::alloc

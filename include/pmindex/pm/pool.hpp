@@ -136,6 +136,10 @@ class pool {
   }
   // Like alloc but throws error(pool_full).
   uint64_t alloc_or_throw(size_t n);
+  // For operations that free space (a copy-on-write remove): may take the
+  // small reserve `alloc` keeps back, so a full pool can still shrink.
+  // Throws error(pool_full) if even the reserve is gone.
+  uint64_t alloc_reserve_or_throw(size_t n);
   // Immediate free: only for blocks no other thread can reach.
   void free(uint64_t off) {
     ++t_counters.frees;

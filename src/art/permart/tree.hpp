@@ -33,15 +33,16 @@ struct entry {
 };
 
 // Blocks allocated for one write: freed again unless the write commits
-// (a full pool then fails the operation and changes nothing).
+// (a full pool then fails the operation and changes nothing). A remove may
+// dip into the pool's reserve: it gives back more than it takes.
 class fresh_blocks {
  public:
-  explicit fresh_blocks(pm::pool& p) : p_(p) {}
+  explicit fresh_blocks(pm::pool& p, bool frees_space = false) : p_(p), reserve_(frees_space) {}
   ~fresh_blocks() {
     for (unsigned i = 0; i < n_; ++i) p_.free(offs_[i]);
   }
   uint64_t alloc(size_t size) {
-    uint64_t o = p_.alloc_or_throw(size);
+    uint64_t o = reserve_ ? p_.alloc_reserve_or_throw(size) : p_.alloc_or_throw(size);
     offs_[n_++] = o;
     return o;
   }
@@ -54,6 +55,7 @@ class fresh_blocks {
 
  private:
   pm::pool& p_;
+  bool reserve_;
   uint64_t offs_[20];
   unsigned n_ = 0;
 };

@@ -139,7 +139,7 @@ int tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, uint64_
       return ret;
     }
   }
-  fresh_blocks fb(p_);
+  fresh_blocks fb(p_, o == op::remove);
   uint64_t neu;
   if (o == op::remove) {
     if (cnt == 1) {
