@@ -156,8 +156,10 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
                c0.threads, c0.threads == 1 ? "" : "s", std::string(to_string(c0.parallel)).c_str(),
                std::string(to_string(c0.universe)).c_str());
   int lw = 14;
+  int ww = 17;
   for (auto& r : rs) lw = std::max(lw, static_cast<int>(r.label.size()));
-  std::fprintf(f, "%-*s %-8s %-17s %7s %8s %8s %8s %8s %7s %7s %7s %8s %6s\n", lw, "index", "mode", "workload", "load s",
+  for (auto& r : rs) ww = std::max(ww, static_cast<int>(r.cfg.w.name.size()));
+  std::fprintf(f, "%-*s %-8s %-*s %7s %8s %8s %8s %8s %7s %7s %7s %8s %6s\n", lw, "index", "mode", ww, "workload", "load s",
                "Mops/s", "p50 ns", "p99 ns", "p99.9 ns", "flush/op", "fence/op", "alloc/op", "B/record", "check");
   for (auto& r : rs) {
     const auto& h = r.all.lat;
@@ -166,8 +168,9 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
       std::snprintf(bpr, sizeof bpr, "%.1f",
                     static_cast<double>(r.space.pm_bytes_used + r.space.dram_bytes) / static_cast<double>(r.space.records));
     std::string label = r.label;
-    std::fprintf(f, "%-*s %-8s %-17s %7.2f %8.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7.2f %7.2f %7.2f %8s %6s\n",
-                 lw, label.c_str(), r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode)).c_str() : "-", r.cfg.w.name.c_str(), r.load_seconds, r.mops, h.percentile(0.5), h.percentile(0.99),
+    std::fprintf(f, "%-*s %-8s %-*s %7.2f %8.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7.2f %7.2f %7.2f %8s %6s\n",
+                 lw, label.c_str(), r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode)).c_str() : "-", ww, r.cfg.w.name.c_str(),
+                 r.load_seconds, r.mops, h.percentile(0.5), h.percentile(0.99),
                  h.percentile(0.999), per(r.all.flushes, r.all.done), per(r.all.fences, r.all.done),
                  per(r.all.allocs, r.all.done), bpr, r.failed ? "FAIL" : (r.counted ? "ok" : "-"));
   }

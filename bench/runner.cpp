@@ -102,13 +102,28 @@ uint64_t coprime_step(uint64_t m) {
   return s % m ? s % m : 1;
 }
 
+// The id the prefill's i-th record takes: i itself, or (spread) a random
+// id of the i-th of n equal slices of [0, space): distinct, and with
+// space = 2n a random half of the ids.
+struct prefill_ids {
+  uint64_t n, space, seed;
+  bool spread;
+  uint64_t operator()(uint64_t i) const noexcept {
+    if (!spread) return i;
+    auto lo = static_cast<uint64_t>(static_cast<unsigned __int128>(i) * space / n);
+    auto hi = static_cast<uint64_t>(static_cast<unsigned __int128>(i + 1) * space / n);
+    return lo + mix64(i ^ seed) % (hi - lo);
+  }
+};
+
 template <class T>
-void prefill_slice(T& tgt, uint64_t lo, uint64_t hi, const key_map& keys, thread_ctx& c, shared_state& s) {
+void prefill_slice(T& tgt, uint64_t lo, uint64_t hi, const key_map& keys, const prefill_ids& ids, thread_ctx& c,
+                   shared_state& s) {
   const uint64_t m = hi - lo, step = coprime_step(m);
   auto c0 = pm::thread_counters();
   uint64_t pos = 0, ok = 0;
   for (uint64_t j = 0; j < m; ++j) {
-    uint64_t k = keys(lo + pos);
+    uint64_t k = keys(ids(lo + pos));
     ok += tgt.insert(k, value_of(k));
     pos += step;
     if (pos >= m) pos -= m;
@@ -288,8 +303,12 @@ double tsc_ns_per_tick() {
 
 }  // namespace
 
-run_result run(const run_config& cfg_in) {
+run_result run(const run_config& cfg) { return run_phases(cfg, {cfg.w}).front(); }
+
+std::vector<run_result> run_phases(const run_config& cfg_in, const std::vector<workload>& phases) {
+  if (phases.empty()) throw error(errc::usage, "no workload to run");
   run_config cfg = cfg_in;
+  cfg.w = phases.front();
   run_result r;
   const bool use_plugin = !cfg.plugin.empty();
   if (cfg.threads == 0) throw error(errc::usage, "--threads must be at least 1");
@@ -345,6 +364,10 @@ run_result run(const run_config& cfg_in) {
     idx.push_back(open(o));
   }
   r.cfg = cfg;
+  if (cfg.range_threads)
+    r.notes.push_back(std::to_string(cfg.range_threads) + " of " + std::to_string(cfg.threads) +
+                      " threads ran only range queries of " + std::to_string(cfg.range_size) +
+                      " records (the 'scan' row)");
 
   auto with_target = [&](uint32_t t, auto&& f) {
     uint32_t inst = ninst == 1 ? 0 : t;
@@ -366,11 +389,12 @@ run_result run(const run_config& cfg_in) {
 
   // --- prefill
   const uint64_t n = cfg.records;
+  const prefill_ids ids{n, cfg.key_space ? cfg.key_space : n, mix64(cfg.seed ^ 0x7072656669ull), cfg.prefill_spread};
   r.load_seconds = in_threads(
       cfg, ctx, s,
       [&](uint32_t t, thread_ctx& c) {
         uint64_t lo = ninst > 1 ? 0 : n * t / T, hi = ninst > 1 ? n : n * (t + 1) / T;
-        with_target(t, [&](auto& tg) { prefill_slice(tg, lo, hi, keys, c, s); });
+        with_target(t, [&](auto& tg) { prefill_slice(tg, lo, hi, keys, ids, c, s); });
       },
       [&] { supervise(cfg, s, T, "prefill", n * ninst, false); });
   for (auto& c : ctx) {
@@ -391,190 +415,230 @@ run_result run(const run_config& cfg_in) {
     }
   }
 
-  // --- run
+  // --- run phases
   const double ns_per_tick = tsc_ns_per_tick();
-  for (uint32_t t = 0; t < T; ++t) {
-    auto& c = ctx[t];
-    c.id = t;
-    op_generator::params p;
-    p.w = cfg.w;
-    p.keys = keys;
-    p.prefill = n;
-    p.key_space = cfg.key_space ? cfg.key_space : n;
-    p.thread = t;
-    p.nthreads = T;
-    p.seed = cfg.seed;
-    p.sample_every = cfg.sample_every;
-    c.gen = std::make_unique<op_generator>(p);
-    c.batch.resize(k_batch);
-    c.scanbuf.resize(std::max<uint32_t>(cfg.w.scan_size, 1));
-    c.ns_per_tick = ns_per_tick;
-    c.counted = cfg.ops > 0;
-    c.budget = cfg.ops ? cfg.ops / T + (t < cfg.ops % T ? 1 : 0) : 0;
-    c.series.reserve(cfg.ops ? 1024 : static_cast<size_t>(cfg.seconds * 1000 / std::max(1u, cfg.window_ms)) + 16);
-  }
-  s.window = std::chrono::milliseconds(std::max(1u, cfg.window_ms));
-  r.wall_seconds = in_threads(
-      cfg, ctx, s,
-      [&](uint32_t t, thread_ctx& c) { with_target(t, [&](auto& tg) { run_slice(tg, c, s); }); },
-      [&] { supervise(cfg, s, T, "run", cfg.ops, cfg.ops == 0); });
-
-  for (auto& c : ctx) {
-    uint64_t ok = 0;
-    for (unsigned i = 0; i < k_nops; ++i) {
-      auto& a = r.per_op[i];
-      auto& b = c.per[i];
-      a.done += b.done;
-      a.ok += b.ok;
-      a.flushes += b.flushes;
-      a.fences += b.fences;
-      a.allocs += b.allocs;
-      a.lat.merge(b.lat);
-      ok += b.ok;
+  std::vector<run_result> out;
+  std::vector<uint64_t> prior(ninst, 0);  // records per instance before the phase
+  for (uint32_t th = 0; th < T; ++th) prior[ninst == 1 ? 0 : th] += ctx[th].load_ok;
+  uint64_t first_insert = n;  // fresh ids of the phase start here
+  const run_result loaded = r;
+  for (size_t ph = 0; ph < phases.size(); ++ph) {
+    run_result r = loaded;  // the phase's result: load and space as measured after the prefill
+    cfg.w = phases[ph];
+    r.cfg = cfg;
+    if (ph) {
+      uint64_t recs = 0;
+      for (auto v : prior) recs += v;
+      r.notes.push_back("phase " + std::to_string(ph + 1) + " of " + std::to_string(phases.size()) +
+                        ": ran on the index the previous phase left (" + std::to_string(recs) + " records)");
     }
-    r.busy_seconds += c.busy / T;
-    r.cpu_seconds += c.cpu / T;
-    if (c.cpu > 0) r.mops_cpu += static_cast<double>(c.done) / c.cpu / 1e6;
-    if (c.busy > 0) {
-      r.mops += static_cast<double>(c.done) / c.busy / 1e6;
-      r.mops_ok += static_cast<double>(ok) / c.busy / 1e6;
+    for (auto& c : ctx) {
+      for (auto& x : c.per) x = op_stats{};
+      c.series.clear();
+      c.done = 0;
+      c.busy = c.cpu = 0;
     }
-  }
-  for (auto& a : r.per_op) {
-    r.all.done += a.done;
-    r.all.ok += a.ok;
-    r.all.flushes += a.flushes;
-    r.all.fences += a.fences;
-    r.all.allocs += a.allocs;
-    r.all.lat.merge(a.lat);
-  }
-  {
-    const double wsec = std::max(1u, cfg.window_ms) / 1000.0;
-    const size_t W = static_cast<size_t>(r.wall_seconds / wsec);
-    std::vector<uint64_t> prev(T, 0);
-    for (size_t w = 0; w < W; ++w) {
-      uint64_t sum = 0;
-      for (uint32_t t = 0; t < T; ++t) {
-        uint64_t v = w < ctx[t].series.size() ? ctx[t].series[w] : ctx[t].done;
-        sum += v - prev[t];
-        prev[t] = v;
+    for (uint32_t t = 0; t < T; ++t) {
+      auto& c = ctx[t];
+      c.id = t;
+      op_generator::params p;
+      p.w = cfg.w;
+      p.keys = keys;
+      p.prefill = n;
+      p.key_space = cfg.key_space ? cfg.key_space : n;
+      p.thread = t;
+      p.nthreads = T;
+      p.seed = cfg.seed;
+      p.sample_every = cfg.sample_every;
+      p.random_inserts = cfg.random_inserts;
+      p.first_insert = first_insert;
+      if (t + cfg.range_threads >= T) {  // a range-query thread
+        p.w = workload{};
+        p.w.name = "range";
+        p.w.mix[0] = 0;
+        p.w.mix[static_cast<unsigned>(op_type::scan)] = 1;
+        p.w.scan_size = std::max<uint32_t>(cfg.range_size, 1);
       }
-      r.series_mops.push_back(static_cast<double>(sum) / wsec / 1e6);
+      c.gen = std::make_unique<op_generator>(p);
+      c.batch.resize(k_batch);
+      c.scanbuf.resize(std::max<uint32_t>(p.w.scan_size, 1));
+      c.ns_per_tick = ns_per_tick;
+      c.counted = cfg.ops > 0;
+      c.budget = cfg.ops ? cfg.ops / T + (t < cfg.ops % T ? 1 : 0) : 0;
+      c.series.reserve(cfg.ops ? 1024 : static_cast<size_t>(cfg.seconds * 1000 / std::max(1u, cfg.window_ms)) + 16);
     }
-  }
+    s.window = std::chrono::milliseconds(std::max(1u, cfg.window_ms));
+    r.wall_seconds = in_threads(
+        cfg, ctx, s,
+        [&](uint32_t t, thread_ctx& c) { with_target(t, [&](auto& tg) { run_slice(tg, c, s); }); },
+        [&] { supervise(cfg, s, T, "run", cfg.ops, cfg.ops == 0); });
 
-  // --- checks: every record accounted for
-  auto per_inst = [&](uint32_t i, op_type t, bool ok) {
-    uint64_t v = 0;
-    for (uint32_t th = 0; th < T; ++th)
-      if (ninst == 1 || th == i) v += ok ? ctx[th].per[static_cast<unsigned>(t)].ok : ctx[th].per[static_cast<unsigned>(t)].done;
-    return v;
-  };
-  auto fail = [&](std::string m) {
-    if (!r.failed) r.failure = m;
-    else r.failure += "; " + m;
-    r.failed = true;
-  };
-  if (!is_null && r.load_ok != n * ninst)
-    fail("prefill: " + std::to_string(n * ninst - r.load_ok) + " of " + std::to_string(n * ninst) +
-         " inserts of fresh keys failed");
-  {
-    const auto& ins = r.per_op[static_cast<unsigned>(op_type::insert)];
-    if (!is_null && ins.ok != ins.done)
-      fail("run: " + std::to_string(ins.done - ins.ok) + " of " + std::to_string(ins.done) +
-           " inserts of fresh keys failed");
-  }
-  std::vector<uint64_t> expected(ninst);
-  if (!use_plugin) {
-    r.counted = true;
-    r.scanned = cfg.check;
-    for (uint32_t i = 0; i < ninst; ++i) {
-      uint64_t load_i = 0;
-      for (uint32_t th = 0; th < T; ++th)
-        if (ninst == 1 || th == i) load_i += ctx[th].load_ok;
-      expected[i] = load_i + per_inst(i, op_type::insert, true) - per_inst(i, op_type::remove, true);
-      r.expected_records += expected[i];
-      auto st = idx[i]->stats();
-      r.reported_records += st.records;
-      if (cfg.check) r.scanned_records += scan_count(*idx[i]);
+    for (auto& c : ctx) {
+      uint64_t ok = 0;
+      for (unsigned i = 0; i < k_nops; ++i) {
+        auto& a = r.per_op[i];
+        auto& b = c.per[i];
+        a.done += b.done;
+        a.ok += b.ok;
+        a.flushes += b.flushes;
+        a.fences += b.fences;
+        a.allocs += b.allocs;
+        a.lat.merge(b.lat);
+        ok += b.ok;
+      }
+      r.busy_seconds += c.busy / T;
+      r.cpu_seconds += c.cpu / T;
+      if (c.cpu > 0) r.mops_cpu += static_cast<double>(c.done) / c.cpu / 1e6;
+      if (c.busy > 0) {
+        r.mops += static_cast<double>(c.done) / c.busy / 1e6;
+        r.mops_ok += static_cast<double>(ok) / c.busy / 1e6;
+      }
     }
-    if (r.reported_records != r.expected_records || (cfg.check && r.scanned_records != r.expected_records))
-      fail("record count mismatch: expected " + std::to_string(r.expected_records) + " (prefill + inserts - removes), index reports " +
-           std::to_string(r.reported_records) +
-           (cfg.check ? ", a full scan finds " + std::to_string(r.scanned_records) : std::string()));
-    if (cfg.check) {
-      r.structure = "ok";
-      for (auto& x : idx) {
-        auto cr = x->check();
-        if (!cr.ok) {
-          r.structure = cr.message;
-          fail("check(): " + cr.message);
-          break;
+    for (auto& a : r.per_op) {
+      r.all.done += a.done;
+      r.all.ok += a.ok;
+      r.all.flushes += a.flushes;
+      r.all.fences += a.fences;
+      r.all.allocs += a.allocs;
+      r.all.lat.merge(a.lat);
+    }
+    {
+      const double wsec = std::max(1u, cfg.window_ms) / 1000.0;
+      const size_t W = static_cast<size_t>(r.wall_seconds / wsec);
+      std::vector<uint64_t> prev(T, 0);
+      for (size_t w = 0; w < W; ++w) {
+        uint64_t sum = 0;
+        for (uint32_t t = 0; t < T; ++t) {
+          uint64_t v = w < ctx[t].series.size() ? ctx[t].series[w] : ctx[t].done;
+          sum += v - prev[t];
+          prev[t] = v;
+        }
+        r.series_mops.push_back(static_cast<double>(sum) / wsec / 1e6);
+      }
+    }
+
+    // --- checks: every record accounted for
+    auto per_inst = [&](uint32_t i, op_type t, bool ok) {
+      uint64_t v = 0;
+      for (uint32_t th = 0; th < T; ++th)
+        if (ninst == 1 || th == i) v += ok ? ctx[th].per[static_cast<unsigned>(t)].ok : ctx[th].per[static_cast<unsigned>(t)].done;
+      return v;
+    };
+    auto fail = [&](std::string m) {
+      if (!r.failed) r.failure = m;
+      else r.failure += "; " + m;
+      r.failed = true;
+    };
+    if (!is_null && r.load_ok != n * ninst)
+      fail("prefill: " + std::to_string(n * ninst - r.load_ok) + " of " + std::to_string(n * ninst) +
+           " inserts of fresh keys failed");
+    {
+      const auto& ins = r.per_op[static_cast<unsigned>(op_type::insert)];
+      if (!is_null && !cfg.random_inserts && ins.ok != ins.done)
+        fail("run: " + std::to_string(ins.done - ins.ok) + " of " + std::to_string(ins.done) +
+             " inserts of fresh keys failed");
+    }
+    std::vector<uint64_t> expected(ninst);
+    if (!use_plugin) {
+      r.counted = true;
+      r.scanned = cfg.check;
+      for (uint32_t i = 0; i < ninst; ++i) {
+        expected[i] = prior[i] + per_inst(i, op_type::insert, true) - per_inst(i, op_type::remove, true);
+        r.expected_records += expected[i];
+        auto st = idx[i]->stats();
+        r.reported_records += st.records;
+        if (cfg.check) r.scanned_records += scan_count(*idx[i]);
+      }
+      if (r.reported_records != r.expected_records || (cfg.check && r.scanned_records != r.expected_records))
+        fail("record count mismatch: expected " + std::to_string(r.expected_records) + " (prefill + inserts - removes), index reports " +
+             std::to_string(r.reported_records) +
+             (cfg.check ? ", a full scan finds " + std::to_string(r.scanned_records) : std::string()));
+      if (cfg.check) {
+        r.structure = "ok";
+        for (auto& x : idx) {
+          auto cr = x->check();
+          if (!cr.ok) {
+            r.structure = cr.message;
+            fail("check(): " + cr.message);
+            break;
+          }
+        }
+      }
+    } else if (cfg.check) {
+      // tree_api has no count: scan everything from the smallest key.
+      uint64_t expected_all = std::accumulate(prior.begin(), prior.end(), uint64_t{0}) + r.per_op[static_cast<unsigned>(op_type::insert)].ok -
+                              r.per_op[static_cast<unsigned>(op_type::remove)].ok;
+      uint64_t total = 0;
+      bool scans = true;
+      for (auto& t : trees) {
+        uint64_t got = plugin_scan_count(*t);
+        if (got == 0 && expected_all > 0) scans = false;
+        total += got;
+      }
+      if (!scans) {
+        r.notes.push_back("plugin: record count not checked (its scan returns nothing)");
+      } else {
+        r.counted = r.scanned = true;
+        r.expected_records = r.reported_records = expected_all;
+        r.scanned_records = total;
+        if (total != expected_all)
+          fail("record count mismatch: expected " + std::to_string(expected_all) + ", a full scan finds " +
+               std::to_string(total));
+      }
+    }
+
+    // --- recovery (after the last phase): clean reopen, then a simulated
+    // crash and a dirty reopen
+    if (cfg.recover && !use_plugin && ph + 1 == phases.size()) {
+      if (!file_mode) {
+        r.notes.push_back("--recover needs a pool file: skipped in dram mode");
+      } else {
+        r.have_recovery = true;
+        options o = cfg.base;
+        o.index = cfg.index;
+        o.pool_path = paths[0];
+        o.open = pm::open_mode::must_exist;
+        o.quiet = true;
+        idx[0]->close();
+        idx[0].reset();
+        auto t0 = steady::now();
+        idx[0] = open(o);
+        r.clean_open_seconds = secs(steady::now() - t0);
+        idx[0]->abandon();  // what a power failure leaves: no clean shutdown
+        idx[0].reset();
+        t0 = steady::now();
+        idx[0] = open(o);
+        double total = secs(steady::now() - t0);
+        auto& rep = idx[0]->report();
+        r.dirty_open_seconds = total;
+        r.dirty_recover_seconds = rep.recover_seconds;
+        r.dirty_traced_blocks = rep.traced_blocks;
+        if (rep.was_clean) r.notes.push_back("--recover: the reopen after abandon() found the pool clean");
+        r.records_after_recovery = idx[0]->stats().records;
+        if (r.records_after_recovery != expected[0])
+          fail("after recovery the index holds " + std::to_string(r.records_after_recovery) + " records, expected " +
+               std::to_string(expected[0]));
+        if (cfg.check) {
+          auto cr = idx[0]->check();
+          if (!cr.ok) fail("check() after recovery: " + cr.message);
         }
       }
     }
-  } else if (cfg.check) {
-    // tree_api has no count: scan everything from the smallest key.
-    uint64_t expected_all = r.load_ok + r.per_op[static_cast<unsigned>(op_type::insert)].ok -
-                            r.per_op[static_cast<unsigned>(op_type::remove)].ok;
-    uint64_t total = 0;
-    bool scans = true;
-    for (auto& t : trees) {
-      uint64_t got = plugin_scan_count(*t);
-      if (got == 0 && expected_all > 0) scans = false;
-      total += got;
-    }
-    if (!scans) {
-      r.notes.push_back("plugin: record count not checked (its scan returns nothing)");
-    } else {
-      r.counted = r.scanned = true;
-      r.expected_records = r.reported_records = expected_all;
-      r.scanned_records = total;
-      if (total != expected_all)
-        fail("record count mismatch: expected " + std::to_string(expected_all) + ", a full scan finds " +
-             std::to_string(total));
-    }
-  }
-
-  // --- recovery: clean reopen, then a simulated crash and a dirty reopen
-  if (cfg.recover && !use_plugin) {
-    if (!file_mode) {
-      r.notes.push_back("--recover needs a pool file: skipped in dram mode");
-    } else {
-      r.have_recovery = true;
-      options o = cfg.base;
-      o.index = cfg.index;
-      o.pool_path = paths[0];
-      o.open = pm::open_mode::must_exist;
-      o.quiet = true;
-      idx[0]->close();
-      idx[0].reset();
-      auto t0 = steady::now();
-      idx[0] = open(o);
-      r.clean_open_seconds = secs(steady::now() - t0);
-      idx[0]->abandon();  // what a power failure leaves: no clean shutdown
-      idx[0].reset();
-      t0 = steady::now();
-      idx[0] = open(o);
-      double total = secs(steady::now() - t0);
-      auto& rep = idx[0]->report();
-      r.dirty_open_seconds = total;
-      r.dirty_recover_seconds = rep.recover_seconds;
-      r.dirty_traced_blocks = rep.traced_blocks;
-      if (rep.was_clean) r.notes.push_back("--recover: the reopen after abandon() found the pool clean");
-      r.records_after_recovery = idx[0]->stats().records;
-      if (r.records_after_recovery != expected[0])
-        fail("after recovery the index holds " + std::to_string(r.records_after_recovery) + " records, expected " +
-             std::to_string(expected[0]));
-      if (cfg.check) {
-        auto cr = idx[0]->check();
-        if (!cr.ok) fail("check() after recovery: " + cr.message);
-      }
-    }
+    // The next phase: fresh ids past every id this one generated, and the
+    // records this one left.
+    uint64_t most = 0;
+    for (auto& c : ctx) most = std::max(most, c.gen->inserts_generated());
+    first_insert += most * T;
+    if (!use_plugin)
+      prior = expected;
+    else
+      prior = {std::accumulate(prior.begin(), prior.end(), uint64_t{0}) + r.per_op[unsigned(op_type::insert)].ok -
+               r.per_op[unsigned(op_type::remove)].ok};
+    out.push_back(std::move(r));
   }
   for (auto& x : idx) x.reset();
   trees.clear();
-  return r;
+  return out;
 }
 
 }  // namespace pmindex::bench

@@ -37,6 +37,17 @@ struct run_config {
   bool check = true;           // check() and a full scan after the run
   bool pin = false;            // pin thread t to CPU t % cores
   bool progress = false;       // progress line on stderr
+  // Range-query threads (VERLIB/PermART-style runs): the last `range_threads`
+  // of the T threads only run scans of `range_size` records from uniform
+  // starts; the others run the workload.
+  uint32_t range_threads = 0;
+  uint32_t range_size = 0;
+  // Inserts draw ids from the distribution over [0, key_space) like removes
+  // (the key may be present: the insert fails) instead of taking fresh ids.
+  bool random_inserts = false;
+  // Prefill a random id from each of n equal slices of [0, key_space)
+  // instead of ids 0..n-1 (with key_space = 2n: a random half, as VERLIB).
+  bool prefill_spread = false;
 };
 
 struct op_stats {
@@ -85,5 +96,10 @@ struct run_result {
 // Runs one benchmark. Throws pmindex::error for setup failures (bad pool,
 // unsupported mode); a record-count mismatch is reported in the result.
 run_result run(const run_config& cfg);
+// Runs the workloads one after the other on one prefilled index (cfg.w is
+// ignored): one result per phase, each with the prefill's load and space
+// figures; phase k starts from the records phases 0..k-1 left, its fresh
+// inserts take ids past theirs, and --recover runs after the last phase.
+std::vector<run_result> run_phases(const run_config& cfg, const std::vector<workload>& phases);
 
 }  // namespace pmindex::bench

@@ -155,7 +155,7 @@ void op_generator::fill(op* out, size_t count) {
     o.len = 0;
     o.pad = 0;
     o.sampled = p_.sample_every && sample_r_.below(p_.sample_every) == 0;
-    if (o.type == op_type::insert) {
+    if (o.type == op_type::insert && !p_.random_inserts) {
       o.key = p_.keys(insert_id(own_inserts_++));
       continue;
     }

@@ -72,6 +72,8 @@ class op_generator {
     uint32_t thread = 0, nthreads = 1;
     uint64_t seed = 1;
     uint32_t sample_every = 64;  // 1 in sample_every ops is timed (0: none)
+    bool random_inserts = false; // inserts draw ids like removes (not fresh)
+    uint64_t first_insert = 0;   // first fresh id (0: prefill); later phases start past earlier inserts
   };
   explicit op_generator(const params& p);
 
@@ -80,7 +82,9 @@ class op_generator {
   // Fresh inserts generated so far by this thread.
   uint64_t inserts_generated() const noexcept { return own_inserts_; }
   // The id of this thread's j-th insert.
-  uint64_t insert_id(uint64_t j) const noexcept { return p_.prefill + j * p_.nthreads + p_.thread; }
+  uint64_t insert_id(uint64_t j) const noexcept {
+    return (p_.first_insert ? p_.first_insert : p_.prefill) + j * p_.nthreads + p_.thread;
+  }
 
  private:
   uint64_t draw_id();

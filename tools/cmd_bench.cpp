@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -63,6 +64,37 @@ double fraction(args& a, const std::string& name, bool& given) {
   return v;
 }
 
+// A workload given as its mix, e.g. "read=0.9+insert=0.1" (uniform unless
+// --distribution says otherwise); its name is the spec itself.
+bench::workload parse_mix(const std::string& spec) {
+  bench::workload w;
+  w.name = spec;
+  w.mix[0] = 0;
+  const char* names[bench::k_nops] = {"read", "insert", "update", "remove", "scan", "rmw"};
+  double sum = 0;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t end = spec.find('+', pos);
+    if (end == std::string::npos) end = spec.size();
+    std::string part = spec.substr(pos, end - pos);
+    size_t eq = part.find('=');
+    unsigned i = 0;
+    while (i < bench::k_nops && (eq == std::string::npos || part.compare(0, eq, names[i]) != 0 ||
+                                 std::strlen(names[i]) != eq))
+      ++i;
+    char* rest = nullptr;
+    double v = eq == std::string::npos ? -1 : std::strtod(part.c_str() + eq + 1, &rest);
+    if (i == bench::k_nops || !(v >= 0 && v <= 1) || (rest && *rest))
+      throw error(errc::usage, "bad workload mix '" + spec + "' (e.g. read=0.9+insert=0.1; operations read, insert, "
+                               "update, remove, scan, rmw)");
+    w.mix[i] = v;
+    sum += v;
+    pos = end + 1;
+  }
+  if (!(sum > 0)) throw error(errc::usage, "the workload mix '" + spec + "' is empty");
+  return w;
+}
+
 }  // namespace
 
 int cmd_bench(args& a) {
@@ -101,6 +133,12 @@ int cmd_bench(args& a) {
   double skew = a.real("skew", -1), theta = a.real("theta", -1);
   uint64_t scan_size = a.u64("scan-size", 0);
   bool scan_uniform = a.flag("scan-uniform");
+  base.range_threads = static_cast<uint32_t>(a.u64("range-threads", 0));
+  uint64_t range_size = count_arg(a, "range-size", 0);
+  double selectivity = a.real("selectivity", -1);
+  std::string inserts = a.str("inserts", "fresh");
+  std::string prefill = a.str("prefill", "low");
+  const bool same_index = a.flag("same-index");
   a.finish();
 
   auto u = bench::parse_universe(uni);
@@ -118,6 +156,20 @@ int cmd_bench(args& a) {
   if (skew >= 0 && !(skew > 0 && skew < 0.5)) throw error(errc::usage, "--skew must be in (0, 0.5)");
   if (theta >= 0 && !(theta > 0 && theta != 1 && theta < 10)) throw error(errc::usage, "--theta must be > 0 and != 1");
   if (scan_size > 100000) throw error(errc::usage, "--scan-size is at most 100000");
+  if (inserts == "random") base.random_inserts = true;
+  else if (inserts != "fresh") throw error(errc::usage, "unknown --inserts '" + inserts + "' (fresh, random)");
+  if (prefill == "spread") base.prefill_spread = true;
+  else if (prefill != "low") throw error(errc::usage, "unknown --prefill '" + prefill + "' (low, spread)");
+  if (base.range_threads >= base.threads)
+    throw error(errc::usage, "--range-threads must be less than --threads (the others run the workload)");
+  if (selectivity >= 0 && range_size) throw error(errc::usage, "give --range-size or --selectivity, not both");
+  if (selectivity >= 0) {
+    if (!(selectivity > 0 && selectivity <= 1)) throw error(errc::usage, "--selectivity is a fraction in (0, 1]");
+    range_size = std::max<uint64_t>(1, static_cast<uint64_t>(selectivity * static_cast<double>(base.records) + 0.5));
+  }
+  if (base.range_threads && !range_size) throw error(errc::usage, "--range-threads needs --range-size or --selectivity");
+  if (range_size > 10'000'000) throw error(errc::usage, "--range-size is at most 10M records");
+  base.range_size = static_cast<uint32_t>(range_size);
   base.progress = !no_progress && isatty(2);
 
   // Workloads: presets, then the explicit mix/distribution options on top.
@@ -125,6 +177,10 @@ int cmd_bench(args& a) {
   if (wl.empty() && !mix_given) wl = "ycsb-c,update90insert10";
   if (wl.empty()) wls.push_back(bench::workload{});
   for (auto& name : split(wl)) {
+    if (name.find('=') != std::string::npos) {  // a mix: read=0.9+insert=0.1
+      wls.push_back(parse_mix(name));
+      continue;
+    }
     auto p = bench::preset(name);
     if (!p) {
       std::string known;
@@ -134,7 +190,7 @@ int cmd_bench(args& a) {
     wls.push_back(*p);
   }
   for (auto& w : wls) {
-    if (mix_given) {
+    if (mix_given && w.name.find('=') == std::string::npos) {
       double sum = 0;
       for (unsigned i = 0; i < bench::k_nops; ++i) {
         w.mix[i] = fr[i] >= 0 ? fr[i] : (wl.empty() ? 0 : w.mix[i]);
@@ -208,6 +264,24 @@ int cmd_bench(args& a) {
         }
       }
     }
+    if (same_index) {  // one prefill, the workloads as phases
+      try {
+        auto rs = bench::run_phases(cfg, wls);
+        for (auto& r : rs) {
+          failed |= r.failed;
+          if (r.failed)
+            std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(),
+                         r.failure.c_str());
+          results.push_back(std::move(r));
+        }
+      } catch (const error& e) {
+        if (e.code() == errc::io || e.code() == errc::usage || indexes.size() == 1) throw;
+        std::fprintf(stderr, "pmindex bench: FAILED %s: %s\n", name.c_str(), e.what());
+        errors.push_back(name + ": " + e.what());
+        failed = true;
+      }
+      continue;
+    }
     for (auto& w : wls) {
       cfg.w = w;
       try {
@@ -263,6 +337,11 @@ int cmd_bench(args& a) {
       opts.set("recover", base.recover);
       opts.set("check", base.check);
       opts.set("pin", base.pin);
+      opts.set("range_threads", base.range_threads);
+      opts.set("range_size", base.range_size);
+      opts.set("inserts", inserts);
+      opts.set("prefill", prefill);
+      opts.set("same_index", same_index);
       if (!dist.empty()) opts.set("distribution", dist);
       ctx.set("options", opts);
       doc.set("context", ctx);

@@ -135,5 +135,52 @@ TEST(BenchRunner, NoLatencySamplesIsFine) {
   EXPECT_EQ(r.all.lat.percentile(0.99), 0u);
 }
 
+// Phases share one prefill: each starts from what the last left, fresh
+// inserts never collide across phases, and every phase's count checks.
+TEST(BenchRunner, PhasesOnOneIndexAccountForEveryRecord) {
+  register_fibbers();
+  auto c = small("bench-test-honest", "ycsb-c");
+  std::vector<workload> ws(3, *preset("update90insert10"));
+  ws[1].mix[static_cast<unsigned>(op_type::remove)] = 0.3;
+  auto rs = run_phases(c, ws);
+  ASSERT_EQ(rs.size(), 3u);
+  uint64_t before = 5000;
+  for (auto& r : rs) {
+    EXPECT_FALSE(r.failed) << r.failure;
+    const auto& ins = r.per_op[static_cast<unsigned>(op_type::insert)];
+    const auto& rem = r.per_op[static_cast<unsigned>(op_type::remove)];
+    EXPECT_EQ(ins.ok, ins.done);  // fresh ids: no collision with earlier phases
+    EXPECT_EQ(r.expected_records, before + ins.ok - rem.ok);
+    EXPECT_EQ(r.expected_records, r.scanned_records);
+    before = r.expected_records;
+  }
+}
+
+// VERLIB-style: a spread prefill over a 2x key space, random inserts that
+// may fail, and one range-query thread that only scans.
+TEST(BenchRunner, RangeThreadsRandomInsertsSpreadPrefill) {
+  register_fibbers();
+  auto c = small("bench-test-honest", "ycsb-c");
+  c.key_space = 2 * c.records;
+  c.prefill_spread = true;
+  c.random_inserts = true;
+  c.range_threads = 1;
+  c.range_size = 50;
+  c.w.mix[0] = 0.5;
+  c.w.mix[static_cast<unsigned>(op_type::insert)] = 0.25;
+  c.w.mix[static_cast<unsigned>(op_type::remove)] = 0.25;
+  c.w.dist = distribution::uniform;
+  auto r = run(c);
+  EXPECT_FALSE(r.failed) << r.failure;
+  const auto& ins = r.per_op[static_cast<unsigned>(op_type::insert)];
+  const auto& rd = r.per_op[static_cast<unsigned>(op_type::read)];
+  const auto& sc = r.per_op[static_cast<unsigned>(op_type::scan)];
+  EXPECT_EQ(sc.done, 10000u);           // thread 1: scans only
+  EXPECT_EQ(rd.done + ins.done + r.per_op[3].done, 10000u);
+  EXPECT_LT(ins.ok, ins.done);          // about half the keys are present
+  EXPECT_GT(rd.ok, rd.done / 4);        // and about half the reads hit
+  EXPECT_LT(rd.ok, rd.done * 3 / 4);
+}
+
 }  // namespace
 }  // namespace pmindex::bench
