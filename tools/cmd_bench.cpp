@@ -235,6 +235,8 @@ int cmd_bench(args& a) {
     double est_ops = base.ops ? static_cast<double>(base.ops) : base.seconds * 4e6 * base.threads;
     double recs = static_cast<double>(base.records) + ins * est_ops;
     if (base.parallel == bench::parallel_mode::instance) recs = static_cast<double>(base.records) + ins * est_ops / base.threads;
+    // Random inserts draw from the key space: at most key_space records.
+    if (base.random_inserts) recs = static_cast<double>(std::max(base.records, base.key_space));
     uint64_t want = static_cast<uint64_t>(recs * 512) + (uint64_t{64} << 20);
     base.base.pool_size = std::max<uint64_t>(want, uint64_t{256} << 20);
     base.base.pool_size = (base.base.pool_size + (uint64_t{1} << 20) - 1) & ~((uint64_t{1} << 20) - 1);

@@ -7,12 +7,14 @@ from collections import defaultdict
 src, dst = sys.argv[1], sys.argv[2]
 runs = defaultdict(list)  # (index, workload, dist, threads) -> [result]
 context = None
+short = {"read=1": "lookup", "update=1": "update", "scan=1": "scan", "insert=1": "insert",
+         "read=0.9+insert=0.1": "r90i10", "read=0.5+insert=0.5": "r50i50", "read=0.1+insert=0.9": "r10i90"}
 for f in sorted(glob.glob(os.path.join(src, "*.json"))):
-    wl, dist, t, rep = os.path.basename(f)[:-5].split("-")
+    dist, t, rep = os.path.basename(f)[:-5].split("-")
     d = json.load(open(f))
     context = context or d["context"]
     for r in d["results"]:
-        runs[(r["index"], wl, dist, int(t[1:]))].append(r)
+        runs[(r["index"], short.get(r["workload"], r["workload"]), dist, int(t[1:]))].append(r)
 
 def med(xs):
     xs = [x for x in xs if x is not None]
@@ -60,7 +62,8 @@ print("| index | flush/insert (run) | fence/insert (run) | flush/insert (prefill
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for i in idxs:
     ins, upd, lk = get.get((i, "insert", "uniform", 1)), get.get((i, "update", "uniform", 1)), get.get((i, "lookup", "uniform", 1))
+    rc = ins  # --recover ran after the last phase (insert)
     f = lambda x, k, fmt="{:.2f}": fmt.format(x[k]) if x and x.get(k) is not None else "-"
     mib = lambda x, k: f"{x[k] / 2**20:.1f}" if x and x.get(k) is not None else "-"
     print(f"| {i} | {f(ins,'flushes_per_op')} | {f(ins,'fences_per_op')} | {f(lk,'load_flushes_per_insert')} | {f(upd,'flushes_per_op')} | "
-          f"{mib(lk,'pm_bytes_used')} | {mib(lk,'dram_bytes')} | {mib(lk,'inner_dram_bytes')} | {f(lk,'clean_open_seconds','{:.3f}')} | {f(lk,'dirty_recover_seconds','{:.3f}')} |")
+          f"{mib(lk,'pm_bytes_used')} | {mib(lk,'dram_bytes')} | {mib(lk,'inner_dram_bytes')} | {f(rc,'clean_open_seconds','{:.3f}')} | {f(rc,'dirty_recover_seconds','{:.3f}')} |")
