@@ -72,6 +72,7 @@ struct alignas(64) thread_ctx {
   std::vector<record> scanbuf;
   op_stats per[k_nops];
   double ns_per_tick = 1;
+  uint64_t tsc_overhead = 0;  // ticks an empty bracket measures (subtracted)
   std::vector<uint64_t> series;  // ops done at each window end
   uint64_t done = 0;
   double busy = 0;
@@ -133,12 +134,29 @@ void prefill_slice(T& tgt, uint64_t lo, uint64_t hi, const key_map& keys, const 
   c.load_c = pm::thread_counters() - c0;
 }
 
+// TSC reads that bracket the operation: rdtsc alone is not ordered with
+// the loads before and after it, so a pointer chase still in flight could
+// end after the second read (latencies far too short). lfence before the
+// first read and rdtscp + lfence at the end keep the operation inside.
+inline uint64_t tsc_begin() noexcept {
+  _mm_lfence();
+  uint64_t t = __rdtsc();
+  _mm_lfence();
+  return t;
+}
+inline uint64_t tsc_end() noexcept {
+  unsigned aux;
+  uint64_t t = __rdtscp(&aux);
+  _mm_lfence();
+  return t;
+}
+
 template <class T>
 inline void exec(T& tgt, const op& o, uint64_t seq, thread_ctx& c) {
   op_stats& st = c.per[static_cast<unsigned>(o.type)];
   const pm::counters& tc = pm::t_counters;
   const uint64_t f0 = tc.lines_flushed, e0 = tc.fences, a0 = tc.allocs;
-  const uint64_t t0 = o.sampled ? __rdtsc() : 0;
+  const uint64_t t0 = o.sampled ? tsc_begin() : 0;
   bool ok = false;
   switch (o.type) {
     case op_type::read: ok = tgt.read(o.key); break;
@@ -148,7 +166,11 @@ inline void exec(T& tgt, const op& o, uint64_t seq, thread_ctx& c) {
     case op_type::scan: ok = tgt.scan(o.key, o.len, c.scanbuf.data()) > 0; break;
     case op_type::rmw: ok = tgt.rmw(o.key, seq); break;
   }
-  if (o.sampled) st.lat.record(static_cast<uint64_t>(static_cast<double>(__rdtsc() - t0) * c.ns_per_tick));
+  if (o.sampled) {
+    uint64_t d = tsc_end() - t0;
+    d = d > c.tsc_overhead ? d - c.tsc_overhead : 0;
+    st.lat.record(static_cast<uint64_t>(static_cast<double>(d) * c.ns_per_tick));
+  }
   ++st.done;
   st.ok += ok;
   st.flushes += tc.lines_flushed - f0;
@@ -297,6 +319,20 @@ double tsc_ns_per_tick() {
     uint64_t c1 = __rdtsc();
     double ns = std::chrono::duration<double, std::nano>(steady::now() - t0).count();
     return ns / static_cast<double>(c1 - c0);
+  }();
+  return v;
+}
+
+// What the fenced TSC bracket itself measures around nothing: the least of
+// many tries, subtracted from every sample so latencies are the operation's.
+uint64_t tsc_bracket_ticks() {
+  static const uint64_t v = [] {
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 10000; ++i) {
+      uint64_t t0 = tsc_begin();
+      best = std::min(best, tsc_end() - t0);
+    }
+    return best;
   }();
   return v;
 }
@@ -463,6 +499,7 @@ std::vector<run_result> run_phases(const run_config& cfg_in, const std::vector<w
       c.batch.resize(k_batch);
       c.scanbuf.resize(std::max<uint32_t>(p.w.scan_size, 1));
       c.ns_per_tick = ns_per_tick;
+      c.tsc_overhead = tsc_bracket_ticks();
       c.counted = cfg.ops > 0;
       c.budget = cfg.ops ? cfg.ops / T + (t < cfg.ops % T ? 1 : 0) : 0;
       c.series.reserve(cfg.ops ? 1024 : static_cast<size_t>(cfg.seconds * 1000 / std::max(1u, cfg.window_ms)) + 16);

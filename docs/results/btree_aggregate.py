@@ -24,8 +24,6 @@ rows = []
 for (idx, wl, dist, t), rs in sorted(runs.items()):
     row = {"index": idx, "workload": wl, "distribution": dist, "threads": t, "reps": len(rs),
            "mops": med([r["run"]["mops"] for r in rs]),
-           "p50_ns": med([r["run"]["latency_ns"]["p50"] for r in rs]),
-           "p99_ns": med([r["run"]["latency_ns"]["p99"] for r in rs]),
            "flushes_per_op": med([r["run"]["flushes_per_op"] for r in rs]),
            "fences_per_op": med([r["run"]["fences_per_op"] for r in rs]),
            "load_seconds": med([r["load"]["seconds"] for r in rs]),

@@ -22,10 +22,7 @@
 
 namespace pmindex::btree_test {
 
-inline bool long_run() {
-  const char* v = std::getenv("PMINDEX_LONG");
-  return v && *v && std::string(v) != "0";
-}
+using pmindex::test::long_run;
 inline int scaled(int n) { return long_run() ? n * 20 : n; }
 
 class pool_file {

@@ -13,15 +13,13 @@
 
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "oracle.hpp"
 #include "test_seed.hpp"
 
 namespace pmindex {
 namespace {
 
-bool long_run() {
-  const char* v = std::getenv("PMINDEX_LONG");
-  return v && *v && *v != '0';
-}
+using test::long_run;
 size_t scaled(size_t n) { return long_run() ? n * 50 : n; }
 
 struct param {
@@ -72,24 +70,9 @@ class Conformance : public testing::TestWithParam<param> {
   // Full comparison: lookups of every oracle key, one scan over everything.
   void expect_same(index& idx, const std::map<uint64_t, uint64_t>& ref, const char* phase) {
     SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
-    auto c = idx.check();
-    ASSERT_TRUE(c.ok) << c.message;
-    for (auto& [k, v] : ref) {
-      auto got = idx.lookup(k);
-      ASSERT_TRUE(got.has_value()) << "key " << k << " missing";
-      ASSERT_EQ(*got, v) << "key " << k;
-    }
-    std::vector<record> all(ref.size() + 1);
-    size_t n = idx.scan(0, all.size(), all.data());
-    ASSERT_EQ(n, ref.size());
-    size_t i = 0;
-    for (auto& [k, v] : ref) {
-      ASSERT_EQ(all[i].key, k) << "scan position " << i;
-      ASSERT_EQ(all[i].value, v);
-      ++i;
-    }
-    EXPECT_EQ(idx.stats().records, ref.size());
+    ASSERT_NO_FATAL_FAILURE(test::expect_matches(idx, ref));
   }
+
 
   // Random operations on both; keys from a small dense space or sparse.
   void random_ops(index& idx, std::map<uint64_t, uint64_t>& ref, size_t ops, bool dense) {

@@ -15,15 +15,13 @@
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/testing/snapshot_check.hpp"
+#include "oracle.hpp"
 #include "test_seed.hpp"
 
 namespace pmindex {
 namespace {
 
-bool long_run() {
-  const char* v = std::getenv("PMINDEX_LONG");
-  return v && *v && *v != '0';
-}
+using test::long_run;
 size_t scaled(size_t n) { return long_run() ? n * 20 : n; }
 
 struct param {
@@ -80,27 +78,12 @@ class PermArt : public testing::TestWithParam<param> {
   // Everything agrees: check(), every lookup, a full scan, a full range.
   void expect_same(index& idx, const char* phase) {
     SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
-    auto c = idx.check();
-    ASSERT_TRUE(c.ok) << c.message;
-    for (auto& [k, v] : ref_) {
-      auto got = idx.lookup(k);
-      ASSERT_TRUE(got.has_value()) << "key " << k;
-      ASSERT_EQ(*got, v) << "key " << k;
-    }
-    std::vector<record> all(ref_.size() + 1);
-    size_t n = idx.scan(0, all.size(), all.data());
-    ASSERT_EQ(n, ref_.size());
-    size_t i = 0;
-    for (auto& [k, v] : ref_) {
-      ASSERT_EQ(all[i].key, k);
-      ASSERT_EQ(all[i].value, v);
-      ++i;
-    }
+    ASSERT_NO_FATAL_FAILURE(test::expect_matches(idx, ref_));
     std::vector<record> r;
     idx.range(0, UINT64_MAX, r);
     ASSERT_EQ(r.size(), ref_.size());
-    ASSERT_EQ(idx.stats().records, ref_.size());
   }
+
 
   void do_ops(index& idx, size_t n, uint64_t (*gen)(std::mt19937_64&)) {
     for (size_t i = 0; i < n; ++i) {

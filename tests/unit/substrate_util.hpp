@@ -20,11 +20,6 @@
 
 namespace pmindex::test {
 
-inline bool long_run() {
-  const char* v = std::getenv("PMINDEX_LONG");
-  return v && *v && std::string(v) != "0";
-}
-
 // A pool path unique to this process and test; removed by the destructor.
 class temp_pool {
  public:

@@ -14,11 +14,17 @@
 
 namespace pmindex::test {
 
+// The `--long` run (PMINDEX_LONG=1): bigger tests, fresh seeds.
+inline bool long_run() {
+  const char* v = std::getenv("PMINDEX_LONG");
+  return v && *v && std::string(v) != "0";
+}
+
 inline uint64_t test_seed() {
   uint64_t s;
   if (const char* v = std::getenv("PMINDEX_SEED")) {
     s = std::strtoull(v, nullptr, 10);
-  } else if (const char* l = std::getenv("PMINDEX_LONG"); l && *l && *l != '0') {
+  } else if (long_run()) {
     s = std::random_device{}();
   } else {
     auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run ONE configuration of the original PermART artifact (sigmod26-PermART,
 # setbench-based driver microbench/main.cpp) once and print the driver output.
-# The build lives in /tmp/permart-artifact (see /work/notes/artifact.md); nothing
+# The build lives in /tmp/permart-artifact (see docs/results/permart/artifact.md); nothing
 # here touches /work/main.
 #
 # usage: artifact_run.sh <config> 

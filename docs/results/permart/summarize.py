@@ -1,32 +1,40 @@
 #!/usr/bin/env python3
-"""Collects the measure.sh output directory into docs/results/permart.json."""
-import json, re, sys, glob, os
+"""Medians of measure.sh runs. Usage: summarize.py OUTDIR docs/results/permart.json"""
+import glob, json, os, re, statistics, sys
+from collections import defaultdict
 
-out_dir, dest = sys.argv[1], sys.argv[2]
-res = {"source": "docs/results/permart/measure.sh", "runs": {}}
-for f in sorted(glob.glob(os.path.join(out_dir, "*.json"))):
-    name = os.path.basename(f)[:-5]
+src, dst = sys.argv[1], sys.argv[2]
+runs = defaultdict(list)
+context = None
+for f in sorted(glob.glob(os.path.join(src, "*.json"))):
+    name = re.sub(r"-r\d+$", "", os.path.basename(f)[:-5])
     d = json.load(open(f))
-    r = d["results"][0]
-    run, load, space = r["run"], r["load"], r["space"]
-    e = {
-        "workload": r["workload_spec"], "mode": r["mode"], "threads": r["threads"],
-        "mops": run["mops"], "mops_per_cpu_second": run["mops_cpu"],
-        "cpu_seconds_per_thread": run["cpu_seconds"], "wall_seconds": run["wall_seconds"],
-        "flushes_per_op": run["flushes_per_op"], "fences_per_op": run["fences_per_op"],
-        "p50_ns": run["latency_ns"]["p50"], "p99_ns": run["latency_ns"]["p99"],
-        "load_mops": load["mops"], "flushes_per_insert": load["flushes_per_insert"],
-        "fences_per_insert": load["fences_per_insert"],
-        "pm_bytes_per_record": space.get("pm_bytes_per_record"), "records": space.get("records"),
-        "nodes": {k: space.get(k) for k in ("leaves", "sparse_nodes", "indirect_nodes", "full_nodes")},
-        "ops": {o["op"] if "op" in o else k: o for k, o in (r["ops"].items() if isinstance(r["ops"], dict) else enumerate(r["ops"]))},
-    }
-    txt = open(os.path.join(out_dir, name + ".txt")).read()
-    m = re.search(r"clean reopen ([\d.]+) s; after a crash reopen ([\d.]+) s \(repair \+ tracing ([\d.]+) s, (\d+) blocks\)", txt)
-    if m:
-        e["recovery"] = {"clean_reopen_s": float(m[1]), "dirty_reopen_s": float(m[2]),
-                         "repair_and_tracing_s": float(m[3]), "traced_blocks": int(m[4])}
-    res["context"] = d.get("context")
-    res["runs"][name] = e
-json.dump(res, open(dest, "w"), indent=1)
-print("wrote", dest, len(res["runs"]), "runs")
+    context = context or d["context"]
+    for r in d["results"]:
+        runs[(name, r["index"])].append(r)
+med = lambda xs: statistics.median(xs) if xs else None
+rows = []
+for (name, idx), rs in sorted(runs.items()):
+    row = {"run": name, "index": idx, "reps": len(rs), "mode": rs[0]["mode"],
+           "mops": med([r["run"]["mops"] for r in rs]),
+           "p50_ns": med([r["run"]["latency_ns"]["p50"] for r in rs]),
+           "flushes_per_op": med([r["run"]["flushes_per_op"] for r in rs]),
+           "fences_per_op": med([r["run"]["fences_per_op"] for r in rs]),
+           "allocs_per_op": med([r["run"]["allocs_per_op"] for r in rs]),
+           "records": rs[0]["space"].get("records"),
+           "pm_bytes_per_record": med([r["space"]["pm_bytes_used"] / r["space"]["records"] for r in rs]),
+           "checks_ok": all(r["check"]["ok"] for r in rs)}
+    rec = [r["recovery"] for r in rs if "recovery" in r]
+    if rec:
+        row["clean_open_s"] = med([x["clean_open_seconds"] for x in rec])
+        row["recovery_s"] = med([x["dirty_open_seconds"] for x in rec])
+        row["traced_blocks"] = med([x["traced_blocks"] for x in rec])
+    rows.append(row)
+json.dump({"context": context, "results": rows}, open(dst, "w"), indent=1)
+print("| run | index | Mops/s | p50 ns | flush/op | fence/op | alloc/op | PM B/record | clean open s | recovery s | traced blocks |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+f = lambda x, p="{:.2f}": p.format(x) if x is not None else "-"
+for r in rows:
+    print(f"| {r['run']} | {r['index']} | {f(r['mops'])} | {f(r['p50_ns'], '{:.0f}')} | {f(r['flushes_per_op'])} | "
+          f"{f(r['fences_per_op'])} | {f(r['allocs_per_op'])} | {f(r['pm_bytes_per_record'], '{:.1f}')} | "
+          f"{f(r.get('clean_open_s'), '{:.3f}')} | {f(r.get('recovery_s'), '{:.2f}')} | {f(r.get('traced_blocks'), '{:.0f}')} |")

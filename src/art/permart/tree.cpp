@@ -88,12 +88,11 @@ void tree::recover_slot(uint64_t* slot, int parent_depth) {
   if ((w & k_tag_mask & ~k_link) || w < lo || w + 64 > p_.size())
     throw error(errc::corrupt, "permart: slot points outside the heap");
   if (is_link(w)) {
-    // A version link stands for null. Its contents were never persisted;
-    // stamp 0 makes it "null since the beginning" (the block stays in use,
-    // as before the crash, until the slot is next written or its node copied).
-    auto* l = p_.ptr<link>(untag(w));
-    l->stamp = 0;
-    l->prev = 0;
+    // A version link stands for null (its contents were never persisted):
+    // the slot becomes null and the tracing that follows frees the link.
+    // Either value means null, so a crash before the flush is harmless.
+    *slot = 0;
+    p_.flush(slot, 8);  // fenced once at the end of the open (run bump)
     return;
   }
   header* h = hdr(w);

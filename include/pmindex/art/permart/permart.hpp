@@ -38,11 +38,11 @@
 // (reconciliation; a split if it no longer fits). Snapshots apply only the
 // entries stamped at or below theirs.
 //
-// Caveats: keys are 8 bytes only; removes copy too, so a remove can fail
-// with pool_full (the pool first reclaims this thread's retired blocks, and
-// the root keeps one spare version link so that a remove to empty works on a
-// full pool). Version links found at recovery stay (as nulls with stamp 0)
-// until their slot is written or their node copied.
+// Caveats: keys are 8 bytes only; removes copy too, so they need a block:
+// a remove takes it from the pool's reserve (one chunk `alloc` keeps back)
+// when the pool is otherwise full, after reclaiming this thread's retired
+// blocks, and the root keeps one spare version link for a remove to empty.
+// Recovery turns every version link into a null slot; tracing frees it.
 #pragma once
 
 #include <optional>
