@@ -235,9 +235,10 @@ check_result tree::check() {
 
 index_stats tree::stats() {
   index_stats s;
-  uint64_t counts[6] = {}, records = 0, log_entries = 0;
+  uint64_t counts[6] = {}, records = 0, log_entries = 0, links = 0;
   auto g = p_.pin();
   auto walk = [&](auto&& self, uint64_t v) -> void {
+    links += is_link(v);
     if (!v || is_link(v)) return;
     header* h = hdr(v);
     ++counts[h->kind];
@@ -263,7 +264,8 @@ index_stats tree::stats() {
   s.extra = {{"leaves", double(counts[uint8_t(kind::leaf)])},
              {"sparse_nodes", double(counts[uint8_t(kind::sparse)])},
              {"indirect_nodes", double(counts[uint8_t(kind::indirect)])},
-             {"full_nodes", double(counts[uint8_t(kind::full)])}};
+             {"full_nodes", double(counts[uint8_t(kind::full)])},
+             {"version_links", double(links)}};  // blocks, dropped by recovery
   if (log_) s.extra.push_back({"log_entries", double(log_entries)});
   return s;
 }
