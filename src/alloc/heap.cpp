@@ -84,14 +84,7 @@ void heap::refill(thread_cache::bin& b, unsigned cls) {
   const uint64_t size = class_size(cls);
   while (b.count < thread_cache::k_batch) {
     int64_t c = partial_[cls];
-    if (c == k_nil) {
-      c = take_run(1);
-      if (c < 0) return;  // full: hand out what we have
-      kind_[c] = cls + 1;
-      used_[c] = 0;
-      std::memset(bits(c), 0, k_words * 8);
-      list_push(cls, c);
-    }
+    if (c == k_nil && (c = new_small_chunk(cls, false)) < 0) return;  // full: hand out what we have
     uint64_t* w = bits(c);
     for (uint32_t i = 0; i < k_words && b.count < thread_cache::k_batch; ++i) {
       while (~w[i] != 0 && b.count < thread_cache::k_batch) {
@@ -127,26 +120,11 @@ void heap::release(unsigned cls, const uint64_t* offs, uint32_t n) {
 }
 
 uint64_t heap::alloc_reserve(size_t n) {
-  if (n > k_max_small) {
-    uint64_t count = (n + k_chunk - 1) / k_chunk;
-    std::lock_guard lk(mu_);
-    int64_t c = take_run(count, true);
-    if (c < 0) return 0;
-    kind_[c] = k_large_head | static_cast<uint32_t>(count);
-    for (uint64_t i = 1; i < count; ++i) kind_[c + i] = k_large_tail;
-    return chunk_start(c);
-  }
+  if (n > k_max_small) return alloc_large(n, true);
   unsigned cls = class_of(n);
   std::lock_guard lk(mu_);
   int64_t c = partial_[cls];
-  if (c == k_nil) {
-    c = take_run(1, true);
-    if (c < 0) return 0;
-    kind_[c] = cls + 1;
-    used_[c] = 0;
-    std::memset(bits(c), 0, k_words * 8);
-    list_push(cls, c);
-  }
+  if (c == k_nil && (c = new_small_chunk(cls, true)) < 0) return 0;
   uint64_t* w = bits(c);
   uint32_t i = 0;
   while (~w[i] == 0) ++i;  // a partial chunk has a free block
@@ -156,10 +134,21 @@ uint64_t heap::alloc_reserve(size_t n) {
   return chunk_start(c) + idx * class_size(cls);
 }
 
-uint64_t heap::alloc_large(size_t n) {
+// A fresh chunk for class `cls`, on its partial list; -1 if none is free.
+int64_t heap::new_small_chunk(unsigned cls, bool reserve_ok) {
+  int64_t c = take_run(1, reserve_ok);
+  if (c < 0) return -1;
+  kind_[c] = cls + 1;
+  used_[c] = 0;
+  std::memset(bits(c), 0, k_words * 8);
+  list_push(cls, c);
+  return c;
+}
+
+uint64_t heap::alloc_large(size_t n, bool reserve_ok) {
   uint64_t count = (n + k_chunk - 1) / k_chunk;
   std::lock_guard lk(mu_);
-  int64_t c = take_run(count);
+  int64_t c = take_run(count, reserve_ok);
   if (c < 0) return 0;
   kind_[c] = k_large_head | static_cast<uint32_t>(count);
   for (uint64_t i = 1; i < count; ++i) kind_[c + i] = k_large_tail;

@@ -77,7 +77,8 @@ class heap {
   bool is_allocated(uint64_t off) const;
 
  private:
-  uint64_t alloc_large(size_t n);
+  uint64_t alloc_large(size_t n, bool reserve_ok = false);
+  int64_t new_small_chunk(unsigned cls, bool reserve_ok);
   void free_large(uint64_t off);
   void refill(thread_cache::bin& b, unsigned cls);
   void release(unsigned cls, const uint64_t* offs, uint32_t n);
