@@ -44,6 +44,7 @@ struct workload {
   double theta = 0.99;    // Zipfian theta
   uint32_t scan_size = 100;
   bool scan_uniform = false;  // scan length uniform in [1, scan_size] (YCSB E)
+  bool scan_size_given = false;  // the mix said "scan=F:L": --scan-size leaves it alone
 };
 
 // Presets: ycsb-a .. ycsb-f, read100, update90insert10 (see docs/bench.md).

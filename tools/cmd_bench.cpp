@@ -65,7 +65,9 @@ double fraction(args& a, const std::string& name, bool& given) {
 }
 
 // A workload given as its mix, e.g. "read=0.9+insert=0.1" (uniform unless
-// --distribution says otherwise); its name is the spec itself.
+// --distribution says otherwise); its name is the spec itself. A scan share
+// may carry its own length, "scan=1:160", so that phases of one --same-index
+// run can scan different lengths; it then wins over --scan-size.
 bench::workload parse_mix(const std::string& spec) {
   bench::workload w;
   w.name = spec;
@@ -84,9 +86,18 @@ bench::workload parse_mix(const std::string& spec) {
       ++i;
     char* rest = nullptr;
     double v = eq == std::string::npos ? -1 : std::strtod(part.c_str() + eq + 1, &rest);
+    if (i == static_cast<unsigned>(bench::op_type::scan) && rest && *rest == ':') {
+      char* len_end = nullptr;
+      unsigned long long len = std::strtoull(rest + 1, &len_end, 10);
+      if (len_end != rest + 1 && !*len_end && len >= 1 && len <= 100000) {
+        w.scan_size = static_cast<uint32_t>(len);
+        w.scan_size_given = true;
+        rest = len_end;
+      }
+    }
     if (i == bench::k_nops || !(v >= 0 && v <= 1) || (rest && *rest))
-      throw error(errc::usage, "bad workload mix '" + spec + "' (e.g. read=0.9+insert=0.1; operations read, insert, "
-                               "update, remove, scan, rmw)");
+      throw error(errc::usage, "bad workload mix '" + spec + "' (e.g. read=0.9+insert=0.1 or scan=1:160; operations "
+                               "read, insert, update, remove, scan[:length], rmw)");
     w.mix[i] = v;
     sum += v;
     pos = end + 1;
@@ -207,7 +218,7 @@ int cmd_bench(args& a) {
     }
     if (skew >= 0) w.skew = skew;
     if (theta >= 0) w.theta = theta;
-    if (scan_size) w.scan_size = static_cast<uint32_t>(scan_size);
+    if (scan_size && !w.scan_size_given) w.scan_size = static_cast<uint32_t>(scan_size);
     if (scan_uniform) w.scan_uniform = true;
   }
 

@@ -1,6 +1,6 @@
 # SIGKILL + verify test (tests/crash/kill_verify.sh) per index: a few rounds
 # in the default run, many under the `long` label. Add an index by one word.
-set(PMINDEX_KILL_INDEXES canary wort woart artcow)
+set(PMINDEX_KILL_INDEXES canary wort woart artcow permart permart-2log fptree lbtree)
 foreach(idx ${PMINDEX_KILL_INDEXES})
   add_test(NAME kill_verify_${idx}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/kill_verify.sh $<TARGET_FILE:pmindex> ${idx} 6)

@@ -44,6 +44,18 @@ for u in dense sparse clustered hashed; do
   "$PM" bench --index stdmap --universe $u --workload read100 --remove 0.2 --insert 0.2 "${small[@]}" > /dev/null \
     || fail "--universe $u"
 done
+# Phases on one index, written as mixes, each scan phase with its own length.
+"$PM" bench --index stdmap --same-index --workload read=1,scan=1:7,scan=1:50 --json "$DIR/ph.json" "${small[@]}" \
+  > "$DIR/ph.txt" || fail "--same-index with mixes exited $?"
+[ "$(grep -c ' ok$' "$DIR/ph.txt")" -eq 3 ] || fail "expected 3 checked phases"
+python3 - "$DIR/ph.json" <<'PY' || fail "scan lengths of the phases"
+import json, sys
+r = json.load(open(sys.argv[1]))['results']
+sizes = [x['workload_spec'].get('scan_size') for x in r]
+assert sizes[1:] == [7, 50], sizes
+PY
+"$PM" bench --index null --workload scan=1:0 "${small[@]}" > /dev/null 2>&1
+[ $? -eq 2 ] || fail "a bad mix: expected exit code 2"
 # Zipfian over a 2^63 key space sets up at once (draws mostly miss).
 "$PM" bench --index null --workload ycsb-c --key-space 2^63 "${small[@]}" > /dev/null || fail "2^63 key space"
 
