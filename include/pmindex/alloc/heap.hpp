@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pmindex/alloc/size_classes.hpp"
+#include "pmindex/sync/spin_lock.hpp"
 
 namespace pmindex::alloc {
 
@@ -23,8 +24,8 @@ class heap;
 
 // Per-thread cache: a stack of free block offsets per class.
 struct thread_cache {
-  static constexpr uint32_t k_capacity = 64;
-  static constexpr uint32_t k_batch = 32;
+  static constexpr uint32_t k_capacity = 128;
+  static constexpr uint32_t k_batch = 64;
   struct bin {
     uint32_t count = 0;
     uint64_t blocks[k_capacity];
@@ -100,7 +101,7 @@ class heap {
   char* base_;
   uint64_t heap_offset_;
   uint64_t nchunks_;
-  mutable std::mutex mu_;
+  mutable sync::spin_lock mu_;  // short sections; see spin_lock.hpp for why not a mutex
   std::vector<uint32_t> kind_;     // chunk words, see detail/header.hpp
   std::vector<uint16_t> used_;     // allocated blocks per small chunk
   std::vector<uint64_t> bitmap_;   // nchunks * k_words
