@@ -53,12 +53,17 @@ std::string reproduce_command(const crash::config& c) {
   return s;
 }
 
-crash::result run_and_report(crash::config c, bool summary) {
+crash::result run_and_report(crash::config c, bool summary, bool stats = false) {
   c.command = reproduce_command(c);
   auto r = crash::run(c);
   if (summary) {
     std::printf("crashtest %s: %" PRIu64 " images, %" PRIu64 " violations\n", c.index.c_str(), r.images,
                 r.violations);
+    if (stats) {  // e.g. which node kinds the history grew (tests/crash/wort_crash.cmake)
+      std::printf("crashtest %s: index at the end of the history:", c.index.c_str());
+      for (auto& [name, v] : r.final_stats) std::printf(" %s=%g", name.c_str(), v);
+      std::printf("\n");
+    }
     std::fflush(stdout);
   }
   if (!c.quiet && c.threads > 1)
@@ -162,6 +167,7 @@ int cmd_crashtest(args& a) {
   c.save_dir = a.str("save-dir", c.save_dir);
   c.verbose = a.flag("verbose");
   c.quiet = a.flag("quiet");
+  const bool print_stats = a.flag("stats");
   c.replay = a.has("point");
   c.replay_point = a.u64("point", 0);
   c.replay_variant = a.u64("variant", 0);
@@ -176,7 +182,7 @@ int cmd_crashtest(args& a) {
                 "compiled into this pmindex");
 #endif
   }
-  auto r = run_and_report(c, true);
+  auto r = run_and_report(c, true, print_stats);
   return r.violations ? static_cast<int>(errc::failure) : 0;
 }
 

@@ -230,6 +230,7 @@ void checker::run_history(bool calibrate) {
   r_.events = obs_->events();
   if (!calibrate) obs_->crash_now();  // the end of the history is a crash point too
   obs_->set_listener(nullptr);
+  r_.final_stats = idx_->stats().extra;
   idx_->close();
   idx_.reset();
 }

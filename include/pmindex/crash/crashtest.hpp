@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include <utility>
 
 namespace pmindex::crash {
 
@@ -62,6 +63,9 @@ struct result {
                               // might run (the block-count check is skipped)
   double seconds = 0;
   std::vector<std::string> messages;  // the first `details` violations
+  // The index's stats().extra at the end of the history (node kinds etc.),
+  // so a test can show which structural changes its history went through.
+  std::vector<std::pair<std::string, double>> final_stats;
 };
 
 // Runs the checker; throws pmindex::error for a bad configuration (unknown

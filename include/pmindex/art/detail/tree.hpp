@@ -181,11 +181,13 @@ class art_index final : public index {
 
   pm::pool& p_;
   root_block* root_ = nullptr;
-  // Crash-checker self-test (params "mutant=node4_child_after_meta", test
-  // builds only): a WOART Node4 insert that commits the meta word before the
-  // child word is durable, i.e. two fields changed non-atomically. Must be
-  // caught by `pmindex crashtest`.
-  bool mutant_child_after_meta_ = false;
+  // Crash-checker self-test (params "mutant=NAME", test builds only, WOART):
+  // an in-place insert that makes its commit durable before the child word,
+  // i.e. two fields changed non-atomically, in Node4 (meta word), Node16
+  // (bitmap) or Node48 (index byte). `pmindex crashtest` must catch each
+  // (tests/crash/wort_crash.cmake).
+  enum class mutant { none, node4_child_after_meta, node16_bitmap_before_child, node48_index_before_child };
+  mutant mutant_ = mutant::none;
   std::shared_mutex mu_;
   int64_t count_ = -1;  // records; -1 until counted (clean open)
 };
@@ -195,12 +197,17 @@ class art_index final : public index {
 template <class P>
 art_index<P>::art_index(pm::pool& p, open_kind kind) : index(p), p_(p) {
   if (std::string params = p.index_params(); params.find("mutant=") != std::string::npos) {
-    if (params.find("mutant=node4_child_after_meta") == std::string::npos || !P::k_adaptive)
+    const std::pair<const char*, mutant> known[] = {
+        {"mutant=node4_child_after_meta", mutant::node4_child_after_meta},
+        {"mutant=node16_bitmap_before_child", mutant::node16_bitmap_before_child},
+        {"mutant=node48_index_before_child", mutant::node48_index_before_child}};
+    for (auto& [name, m] : known)
+      if (params.find(name) != std::string::npos) mutant_ = m;
+    if (mutant_ == mutant::none || !P::k_adaptive)
       throw error(errc::usage, std::string(P::k_name) + ": unknown mutant in '" + params + "'");
 #ifndef PMINDEX_MUTANTS
     throw error(errc::unsupported, std::string(P::k_name) + ": mutants exist in test builds only");
 #endif
-    mutant_child_after_meta_ = true;
   }
   if (kind == open_kind::created) {
     uint64_t off = p_.alloc_or_throw(sizeof(root_block));

@@ -140,11 +140,31 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
   bool cow = P::k_cow_small && (k == k_n4 || k == k_n16);
   if (!full && !cow) {
 #ifdef PMINDEX_MUTANTS
-    if (mutant_child_after_meta_ && k == k_n4) {  // the deliberate bug: meta durable first
+    // The deliberate bugs: the commit is durable before the child word.
+    if (mutant_ == mutant::node4_child_after_meta && k == k_n4) {
       auto* n = p_.ptr<node4>(off_of(w));
       p_.persist(leaf_at(lw), k_leaf_size);
       unsigned s;
       p_.store_persist(&n->meta, node4_ops::meta_with(n->meta, d, &s));
+      p_.store_persist(&n->child[s], lw);
+      return;
+    }
+    if (mutant_ == mutant::node16_bitmap_before_child && k == k_n16) {
+      auto* n = p_.ptr<node16>(off_of(w));
+      p_.persist(leaf_at(lw), k_leaf_size);
+      uint64_t b = n->bitmap;
+      unsigned s = unsigned(std::countr_zero(~b));
+      __atomic_store_n(&n->key[s], uint8_t(d), __ATOMIC_RELEASE);
+      p_.store_persist(&n->bitmap, b | uint64_t{1} << s);
+      p_.store_persist(&n->child[s], lw);
+      return;
+    }
+    if (mutant_ == mutant::node48_index_before_child && k == k_n48) {
+      auto* n = p_.ptr<node48>(off_of(w));
+      p_.persist(leaf_at(lw), k_leaf_size);
+      unsigned s = node48_ops::free_slot(n);
+      __atomic_store_n(&n->index[d], uint8_t(s + 1), __ATOMIC_RELEASE);
+      p_.persist(&n->index[d], 1);
       p_.store_persist(&n->child[s], lw);
       return;
     }
