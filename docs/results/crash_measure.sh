@@ -14,20 +14,22 @@ for idx in canary fptree lbtree wort woart artcow permart permart-2log; do
   [ $idx = lbtree ] && extra=(--params inner=3)
   for kind in random exhaustive threads2 threads4; do
     case $kind in
-      random) a=(--images 2500 --ops 400 --seed 1) ;;
+      random) a=(--images 2500 --ops 2500 --seed 1) ;;
       exhaustive) a=(--exhaustive --ops 50 --keys 16 --seed 2) ;;
       threads2) a=(--threads 2 --images 600 --ops 400 --seed 3) ;;
       threads4) a=(--threads 4 --images 600 --ops 400 --keyset shared --keys 32 --seed 4) ;;
     esac
     t0=$(date +%s.%N)
-    line=$("$B" crashtest --index $idx "${extra[@]}" "${a[@]}" 2>&1 | grep -E '^crashtest [^ ]+: [0-9]+ images' ) || true
+    "$B" crashtest --index $idx "${extra[@]}" "${a[@]}" > "$tmp/out" 2> "$tmp/err" || true
+    line=$(grep -E '^crashtest [^ ]+: [0-9]+ images, [0-9]+ violations$' "$tmp/out")
+    parked=$(sed -nE 's/.*: ([0-9]+) images taken with every other thread parked.*/\1/p' "$tmp/err")
     t1=$(date +%s.%N)
     images=$(sed -E 's/.*: ([0-9]+) images, ([0-9]+) violations.*/\1/' <<< "$line")
     viol=$(sed -E 's/.*: ([0-9]+) images, ([0-9]+) violations.*/\2/' <<< "$line")
     secs=$(python3 -c "print(round($t1 - $t0, 2))")
     echo "$idx $kind: $images images, $viol violations, $secs s"
     [ $first = 1 ] || echo ',' >> "$tmp/j"; first=0
-    echo "{\"index\": \"$idx\", \"run\": \"$kind\", \"args\": \"${extra[*]} ${a[*]}\", \"images\": $images, \"violations\": $viol, \"wall_s\": $secs}" >> "$tmp/j"
+    echo "{\"index\": \"$idx\", \"run\": \"$kind\", \"args\": \"${extra[*]} ${a[*]}\", \"images\": $images, \"violations\": $viol, \"wall_s\": $secs, \"images_per_s\": $(python3 -c "print(round($images / $secs))")${parked:+, \"images_all_others_parked\": $parked}}" >> "$tmp/j"
   done
 done
 echo ']}' >> "$tmp/j"

@@ -4,7 +4,7 @@
 # Per repetition, key universe and media latency: one `pmindex bench` that
 # prefills each index with KEYS keys in random order (one thread), then, on
 # that same index, 2 s of uniform point searches and 2 s each of range queries
-# of 0.001% and 0.01% of the keys (160 and 1600 at 16M). With --pm-write-ns
+# of 0.001% and 0.01% of the keys (167 and 1677 at 16M = 16,777,216). With --pm-write-ns
 # 300 only the searches run (scans do not flush, so they would repeat the
 # first figures). Repetitions are the outer loop, so a slow spell of the
 # machine hits one repetition of everything, not every run of one index.

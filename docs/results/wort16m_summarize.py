@@ -23,7 +23,8 @@ for f in sorted(glob.glob(f'{d}/r*-*.json')):
             if not w300:
                 add(idx, u, 'flushes_per_insert', r['load']['flushes_per_insert'])
                 add(idx, u, 'fences_per_insert', r['load']['fences_per_insert'])
-                add(idx, u, 'leaf_depth', r['space'].get('leaf_depth_avg', float('nan')))
+                if 'leaf_depth_avg' in r['space']:
+                    add(idx, u, 'leaf_depth', r['space']['leaf_depth_avg'])
                 add(idx, u, 'pm_bytes_per_record', r['space']['pm_bytes_per_record'])
                 add(idx, u, 'records', r['load']['records'])
         elif wl.startswith('scan=1:'):

@@ -12,7 +12,7 @@ set(PMINDEX_CRASH_ARGS_lbtree --params inner=3)
 # minutes on 2 busy cores, also in an ASan+UBSan build (docs/results/crash_checker.md).
 foreach(idx ${PMINDEX_CRASH_INDEXES})
   set(_ct $<TARGET_FILE:pmindex> crashtest --index ${idx} ${PMINDEX_CRASH_ARGS_${idx}})
-  add_test(NAME crash_${idx}_random COMMAND ${_ct} --images 2500 --ops 400 --seed 1)
+  add_test(NAME crash_${idx}_random COMMAND ${_ct} --images 2500 --ops 2500 --seed 1)
   add_test(NAME crash_${idx}_exhaustive COMMAND ${_ct} --exhaustive --ops 50 --keys 16 --seed 2)
   add_test(NAME crash_${idx}_threads2 COMMAND ${_ct} --threads 2 --images 600 --ops 400 --seed 3)
   add_test(NAME crash_${idx}_threads4 COMMAND ${_ct} --threads 4 --images 600 --ops 400 --keyset shared --keys 32 --seed 4)
