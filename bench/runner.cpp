@@ -348,7 +348,7 @@ std::vector<run_result> run_phases(const run_config& cfg_in, const std::vector<w
   run_result r;
   const bool use_plugin = !cfg.plugin.empty();
   if (cfg.threads == 0) throw error(errc::usage, "--threads must be at least 1");
-  const index_entry* entry = nullptr;
+  std::shared_ptr<const index_entry> entry;
   if (!use_plugin) {
     entry = find_index(cfg.index);
     if (!entry) throw error(errc::usage, "unknown index '" + cfg.index + "' (see `pmindex list`)");

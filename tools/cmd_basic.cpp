@@ -1,4 +1,4 @@
-// pmindex list | info | load | verify
+// pmindex info | load | verify
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
@@ -7,22 +7,6 @@
 #include "pmindex/error.hpp"
 
 namespace pmindex::cli {
-
-int cmd_list(args& a) {
-  a.finish();
-  std::printf("%-14s %-4s %-34s %s\n", "index", "mt", "modes", "description");
-  for (auto& e : registered_indexes()) {
-    std::string modes;
-    for (auto m : e.modes) modes += (modes.empty() ? "" : ",") + std::string(pm::to_string(m));
-    std::printf("%-14s %-4s %-34s %s\n", e.name.c_str(), e.concurrent ? "yes" : "no", modes.c_str(),
-                e.description.c_str());
-  }
-  std::printf("\nmodes: dram (anonymous memory), volatile (pool file, no flushes), persist (flush+fence,\n"
-              "default), eadr (fence only), tx (undo-logged; basic structures only)\n"
-              "flush instruction on this CPU: %s\n",
-              std::string(pm::to_string(pm::best_flush())).c_str());
-  return 0;
-}
 
 int cmd_info(args& a) {
   pm::pool_options po;

@@ -228,7 +228,7 @@ int cmd_bench(args& a) {
   if (!base.plugin.empty()) {
     indexes = {"plugin"};
   } else if (all) {
-    for (auto& e : registered_indexes()) indexes.push_back(e.name);
+    for (auto& e : registered_indexes()) indexes.push_back(e->name);
   } else {
     indexes = split(index_list);
     for (auto& n : indexes)
@@ -260,7 +260,7 @@ int cmd_bench(args& a) {
     bench::run_config cfg = base;
     if (base.plugin.empty()) {
       cfg.index = name;
-      const index_entry* e = find_index(name);
+      auto e = find_index(name);
       bool ok = false;
       for (auto m : e->modes) ok |= m == cfg.base.mode;
       if (!ok) {

@@ -2,7 +2,7 @@
 //
 //   pmindex crashtest --index NAME [--ops N] [--images M] [--threads T]
 //       [--seed S] [--exhaustive] [--keys K] [--pool-size B] [--keyset K]
-//   pmindex crashtest --self-test      (test builds: the canary mutants)
+//   pmindex crashtest --self-test      (test builds: every registered mutant)
 //
 // Prints `crashtest <index>: <images> images, <violations> violations` and
 // exits 0 only without violations (1 otherwise).
@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -78,79 +79,9 @@ crash::result run_and_report(crash::config c, bool summary, bool stats = false) 
   return r;
 }
 
-#ifdef PMINDEX_MUTANTS
-// Each canary mutant must be caught; the unmutated canary must pass.
-int self_test(const crash::config& base) {
-  struct run_spec {
-    const char* what;
-    uint32_t threads;
-    bool exhaustive;
-    uint64_t ops, images;
-  };
-  const run_spec specs[] = {
-      {"random", 1, false, 300, 3000},
-      {"exhaustive", 1, true, 40, 0},
-      {"2 threads", 2, false, 300, 600},
-  };
-  const char* mutants[] = {"publish_before_flush", "flush_without_fence", "torn_16byte", "free_before_durable"};
-  int failures = 0;
-  for (const char* m : mutants) {
-    bool caught = false;
-    std::string how;
-    for (uint64_t s = 0; s < 3 && !caught; ++s)
-      for (auto& sp : specs) {
-        crash::config c = base;
-        c.index = "canary";
-        c.params = std::string("mutant=") + m;
-        c.threads = sp.threads;
-        c.exhaustive = sp.exhaustive;
-        c.ops = sp.ops;
-        c.images = sp.images;
-        c.seed = base.seed + s;
-        c.max_violations = 1;
-        c.details = 1;
-        c.quiet = true;
-        c.print_violations = false;
-        c.save_dir = "";
-        c.command = reproduce_command(c);
-        auto r = crash::run(c);
-        if (r.violations) {
-          caught = true;
-          how = std::string(sp.what) + ", seed " + std::to_string(c.seed) + ", after " + std::to_string(r.images) +
-                " images: " + r.messages.front().substr(0, r.messages.front().find('\n'));
-          break;
-        }
-      }
-    std::printf("self-test: mutant %-22s %s\n", m, caught ? "caught" : "NOT CAUGHT");
-    if (caught) std::printf("  %s\n", how.c_str());
-    failures += !caught;
-  }
-  for (auto& sp : specs) {
-    crash::config c = base;
-    c.index = "canary";
-    c.threads = sp.threads;
-    c.exhaustive = sp.exhaustive;
-    c.ops = sp.ops;
-    c.images = sp.images;
-    c.quiet = true;
-    c.command = reproduce_command(c);
-    auto r = crash::run(c);
-    std::printf("self-test: canary (%s): %" PRIu64 " images, %" PRIu64 " violations\n", sp.what, r.images,
-                r.violations);
-    for (auto& msg : r.messages) std::printf("  %s\n", msg.c_str());
-    failures += r.violations != 0;
-  }
-  std::printf("crashtest self-test: %s\n", failures ? "FAILED" : "every mutant caught, canary clean");
-  return failures ? static_cast<int>(errc::failure) : 0;
-}
-#endif
-
-}  // namespace
-
-int cmd_crashtest(args& a) {
-  reexec_without_aslr();
+// Reads the checker's options (everything but --self-test and --stats).
+crash::config read_config(args& a) {
   crash::config c;
-  bool self = a.flag("self-test");
   c.index = a.str("index", c.index);
   c.params = a.str("params", "");
   c.ops = a.u64("ops", c.ops);
@@ -167,19 +98,72 @@ int cmd_crashtest(args& a) {
   c.save_dir = a.str("save-dir", c.save_dir);
   c.verbose = a.flag("verbose");
   c.quiet = a.flag("quiet");
-  const bool print_stats = a.flag("stats");
   c.replay = a.has("point");
   c.replay_point = a.u64("point", 0);
   c.replay_variant = a.u64("variant", 0);
-  a.finish();
   if (c.threads == 0 || c.threads > 16) throw error(errc::usage, "--threads must be 1..16");
+  return c;
+}
+
+#ifdef PMINDEX_MUTANTS
+// Every crash-checker mutant of every registered index must be caught with
+// the violation its entry names (index_entry::mutants); the same runs
+// without the mutant must pass.
+int self_test() {
+  int failures = 0;
+  for (auto& e : registered_indexes())
+    for (auto& m : e->mutants) {
+      if (m.checker != "crashtest") continue;
+      std::vector<std::string> tokens = {"--index", e->name, "--params", "mutant=" + m.name};
+      for (size_t i = 0, j; i < m.args.size(); i = j + 1) {
+        j = m.args.find(' ', i);
+        if (j == std::string::npos) j = m.args.size();
+        if (j > i) tokens.push_back(m.args.substr(i, j - i));
+      }
+      args a("crashtest", tokens);
+      crash::config c = read_config(a);
+      a.finish();
+      c.max_violations = 1;
+      c.details = 1;
+      c.quiet = true;
+      c.print_violations = false;
+      c.save_dir = "";
+      c.command = reproduce_command(c);
+      auto r = crash::run(c);
+      std::regex want(m.message);
+      bool caught = !r.messages.empty() && std::regex_search(r.messages.front(), want);
+      std::printf("self-test: %s mutant %-28s %s\n", e->name.c_str(), m.name.c_str(),
+                  caught ? "caught" : r.violations ? "caught, but not with its message" : "NOT CAUGHT");
+      if (!r.messages.empty()) std::printf("  %s\n", r.messages.front().substr(0, 300).c_str());
+      failures += !caught;
+      c.params.clear();  // the same run without the mutant must be clean
+      c.max_violations = 0;
+      c.command = reproduce_command(c);
+      auto clean = crash::run(c);
+      std::printf("self-test: %s without the mutant: %" PRIu64 " images, %" PRIu64 " violations\n",
+                  e->name.c_str(), clean.images, clean.violations);
+      failures += clean.violations != 0;
+    }
+  std::printf("crashtest self-test: %s\n", failures ? "FAILED" : "every mutant caught, every index clean");
+  return failures ? static_cast<int>(errc::failure) : 0;
+}
+#endif
+
+}  // namespace
+
+int cmd_crashtest(args& a) {
+  reexec_without_aslr();
+  bool self = a.flag("self-test");
+  const bool print_stats = a.flag("stats");
+  crash::config c = read_config(a);
+  a.finish();
   if (self) {
 #ifdef PMINDEX_MUTANTS
-    return self_test(c);
+    return self_test();
 #else
     throw error(errc::unsupported,
-                "--self-test needs a test build (cmake -DPMINDEX_TEST_BUILD=ON): the canary mutants are not "
-                "compiled into this pmindex");
+                "--self-test needs a test build (cmake -DPMINDEX_TEST_BUILD=ON): the mutants are not compiled into "
+                "this pmindex");
 #endif
   }
   auto r = run_and_report(c, true, print_stats);

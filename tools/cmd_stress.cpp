@@ -269,7 +269,7 @@ int cmd_stress(args& a) {
   if (keys < 2) throw error(errc::usage, "--keys must be at least 2");
   if (!pool_given) o.pool_path = "/dev/shm/pmindex-stress-" + std::to_string(::getpid()) + ".pool";
   o.quiet = true;
-  const index_entry* e = find_index(o.index);
+  auto e = find_index(o.index);
   if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
   struct remover {
     std::string path;

@@ -6,7 +6,7 @@
 // keys in a result are ignored.
 #include <cstdio>
 
-#include "pmindex/testing/snapshot_check.hpp"
+#include "testing/snapshot_check.hpp"
 #include "stress.hpp"
 
 namespace pmindex::cli {

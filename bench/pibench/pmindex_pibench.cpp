@@ -147,7 +147,7 @@ extern "C" __attribute__((visibility("default"))) tree_api* create_tree(const tr
                                          std::to_string(opt.value_size) + ")");
     options o;
     o.index = env("PMINDEX_INDEX", "canary");
-    const index_entry* e = find_index(o.index);
+    auto e = find_index(o.index);
     if (!e) throw error(errc::usage, "unknown PMINDEX_INDEX '" + o.index + "'");
     std::string m = env("PMINDEX_MODE", "");
     if (m.empty()) {  // persist, or dram for volatile-only indexes (baselines)

@@ -24,6 +24,7 @@ enum class errc : int {
   io = 10,             // open/mmap/ftruncate failed, or the pool already exists
   corrupt = 11,        // recovery found an inconsistent pool
   unsupported = 12,    // mode or feature the index does not support
+  value_too_long = 13, // value longer than the index supports
 };
 
 class error : public std::runtime_error {

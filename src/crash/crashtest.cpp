@@ -26,7 +26,7 @@ constexpr uint64_t k_exhaustive_random = 4;
 }  // namespace
 
 checker::checker(const config& c) : c_(c), vrng_(mix64(c.seed ^ 0x76617273)) {
-  const index_entry* e = find_index(c_.index);
+  auto e = find_index(c_.index);
   if (!e) throw error(errc::usage, "unknown index '" + c_.index + "' (see `pmindex list`)");
   bool persist = false;
   for (auto m : e->modes) persist |= m == pm::mode::persist;

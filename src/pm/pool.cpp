@@ -123,6 +123,7 @@ std::unique_ptr<pool> pool::open(const pool_options& o) {
                                 o.index_name + "'");
   p->was_clean_ = !p->created_ && h.clean == 1;
   p->heap_ = std::make_unique<alloc::heap>(p->base_, h.heap_offset, h.nchunks);
+  p->heap_begin_ = h.heap_offset;
   if (p->was_clean_) p->heap_->load(p->base_ + h.meta_offset);
   p->epochs_ = std::make_unique<sync::epoch_manager>(&pool::reclaim, p.get());
 

@@ -1,5 +1,5 @@
 // See include/pmindex/testing/snapshot_check.hpp.
-#include "pmindex/testing/snapshot_check.hpp"
+#include "testing/snapshot_check.hpp"
 
 #include <algorithm>
 #include <atomic>

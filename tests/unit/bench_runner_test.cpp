@@ -11,9 +11,9 @@ namespace pmindex::bench {
 namespace {
 
 // A correct map whose stats() can be told to lie by `skew` records.
-class fibbing_index final : public index {
+class fibbing_index final : public u64_index {
  public:
-  fibbing_index(pm::pool& p, int64_t skew) : index(p), skew_(skew) {}
+  fibbing_index(pm::pool& p, int64_t skew) : u64_index(p), skew_(skew) {}
   bool insert(uint64_t k, uint64_t v) override {
     std::lock_guard l(mu_);
     return m_.emplace(k, v).second;
@@ -64,7 +64,7 @@ void register_fibbers() {
       e.name = skew ? "bench-test-fibbing" : "bench-test-honest";
       e.description = "bench runner test";
       e.modes = {pm::mode::dram};
-      e.factory = [skew](pm::pool& p, open_kind) -> std::unique_ptr<index> {
+      e.factory = [skew](pm::pool& p, open_kind, const index_config&) -> std::unique_ptr<index> {
         return std::make_unique<fibbing_index>(p, skew);
       };
       register_index(e);

@@ -5,7 +5,7 @@
 #include <map>
 #include <thread>
 
-#include "pmindex/basic/canary/detail/node.hpp"
+#include "basic/canary/node.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "substrate_util.hpp"
@@ -148,10 +148,10 @@ TEST(Canary, RecoveryClearsTagsAndRebuildsUpperLevels) {
     auto idx = open(opts(tp.path()));
     for (uint64_t i = 1; i <= 1000; ++i) idx->insert(i * 10, i);
     auto& p = idx->pool();
-    auto* r = p.ptr<canary::detail::root>(p.root());
+    auto* r = p.ptr<basic::canary::detail::root>(p.root());
     uint64_t first = r->head.next[0];
-    r->head.next[0] = first | canary::detail::k_unpersisted;  // a crash mid-link
-    for (uint32_t i = 1; i < canary::detail::k_max_height; ++i) r->head.next[i] = 0;
+    r->head.next[0] = first | basic::canary::detail::k_unpersisted;  // a crash mid-link
+    for (uint32_t i = 1; i < basic::canary::detail::k_max_height; ++i) r->head.next[i] = 0;
     idx->abandon();
   }
   auto idx = open(opts(tp.path()));
@@ -167,7 +167,7 @@ TEST(Canary, DamagedLevelZeroIsCorruptNotACrash) {
     auto idx = open(opts(tp.path()));
     for (uint64_t i = 1; i <= 100; ++i) idx->insert(i, i);
     auto& p = idx->pool();
-    auto* r = p.ptr<canary::detail::root>(p.root());
+    auto* r = p.ptr<basic::canary::detail::root>(p.root());
     r->head.next[0] = p.size() + 4096;  // outside the pool
     idx->abandon();
   }

@@ -2,7 +2,7 @@
 // updates, scans at boundaries), all modes, clean and dirty reopen, 2-thread
 // concurrency, small nodes (deep inner layer), bad parameters, and the repair
 // of a split torn between its link and its bitmap store.
-#include "pmindex/btree/fptree/detail/leaf.hpp"
+#include "btree/fptree/leaf.hpp"
 #include "hybrid_btree_test.hpp"
 
 namespace pmindex::btree_test {

@@ -40,10 +40,10 @@ std::string param_name(const testing::TestParamInfo<param>& p) {
 std::vector<param> all_params(bool persist_only = false, bool concurrent_only = false) {
   std::vector<param> v;
   for (auto& e : registered_indexes()) {
-    if (e.name == "null") continue;  // stores nothing by design
-    if (concurrent_only && !e.concurrent) continue;
-    for (auto m : e.modes)
-      if ((m == pm::mode::dram && !persist_only) || m == pm::mode::persist) v.push_back({e.name, m, e.concurrent});
+    if (e->name == "null") continue;  // stores nothing by design
+    if (concurrent_only && !e->concurrent) continue;
+    for (auto m : e->modes)
+      if ((m == pm::mode::dram && !persist_only) || m == pm::mode::persist) v.push_back({e->name, m, e->concurrent});
   }
   return v;
 }

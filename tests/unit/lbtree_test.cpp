@@ -2,7 +2,7 @@
 // removes, updates, scans at boundaries), all modes, clean and dirty reopen,
 // 2-thread concurrency, small inner nodes, bad parameters, and the durable
 // state of an uncommitted split (spare sibling written, alt not flipped).
-#include "pmindex/btree/lbtree/detail/leaf.hpp"
+#include "btree/lbtree/leaf.hpp"
 #include "hybrid_btree_test.hpp"
 
 namespace pmindex::btree_test {

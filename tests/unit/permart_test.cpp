@@ -14,7 +14,7 @@
 
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
-#include "pmindex/testing/snapshot_check.hpp"
+#include "testing/snapshot_check.hpp"
 #include "oracle.hpp"
 #include "test_seed.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "pmindex/art/detail/tree.hpp"
+#include "art/detail/tree.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "oracle.hpp"

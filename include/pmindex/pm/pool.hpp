@@ -83,6 +83,12 @@ class pool {
     auto c = static_cast<const char*>(p);
     return c >= base_ && c < base_ + size_;
   }
+  // True if [off, off + n) lies inside the heap and off is 16-byte aligned
+  // (every block is): the check before following an offset read from the
+  // pool, so a damaged pool is an error, never a wild access.
+  bool valid_block(uint64_t off, uint64_t n) const noexcept {
+    return off >= heap_begin_ && off % 16 == 0 && off <= size_ && n <= size_ - off;
+  }
 
   // --- persistence primitives
   // Writes back the cache lines of [p, p + n) (no ordering by itself).
@@ -240,6 +246,7 @@ class pool {
   char* base_ = nullptr;
   uint64_t size_ = 0;
   uint64_t map_len_ = 0;  // bytes mapped (owned mappings)
+  uint64_t heap_begin_ = UINT64_MAX;  // first heap byte (set once the header is validated)
   detail::pool_header* hdr_ = nullptr;
   int fd_ = -1;
   bool anonymous_ = false;

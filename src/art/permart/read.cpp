@@ -74,7 +74,7 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
     pair view[k_max_view];
     const pair* kv = leaf_pairs(n);
     unsigned cnt = n->count;
-    if (leaf_logged(n)) cnt = leaf_view(n, view, ts, mut_ == mutant::scan_not_atomic), kv = view;
+    if (leaf_logged(n)) cnt = leaf_view(n, view, ts, mut_.on(mutant::scan_not_atomic)), kv = view;
     for (unsigned i = lower_bound(kv, cnt, lo); i < cnt && kv[i].key <= hi; ++i)
       if (!sink(kv[i].key, kv[i].value)) return false;
     return true;
@@ -86,8 +86,8 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
   return each_child(n, [&](unsigned b, uint64_t* s) {
     if (child_max(prefix, d, b) < lo) return true;
     if (child_min(prefix, d, b) > hi) return false;  // and every later child
-    uint64_t c = mut_ == mutant::scan_not_atomic ? load_current(s) : load_at(s, ts);
-    if (mut_ == mutant::scan_not_atomic && is_link(c)) c = 0;
+    uint64_t c = mut_.on(mutant::scan_not_atomic) ? load_current(s) : load_at(s, ts);
+    if (mut_.on(mutant::scan_not_atomic) && is_link(c)) c = 0;
     return !c || visit(c, lo, hi, ts, sink);
   });
 }
@@ -96,8 +96,8 @@ template <class Sink>
 void tree::snapshot(uint64_t lo, uint64_t hi, Sink& sink) {
   auto g = p_.pin();  // before the stamp: see versioned_ptr.hpp, reclamation
   uint64_t ts = clock_.snapshot_stamp();
-  uint64_t v = mut_ == mutant::scan_not_atomic ? load_current(&root_->slot) : load_at(&root_->slot, ts);
-  if (mut_ == mutant::scan_not_atomic && is_link(v)) v = 0;
+  uint64_t v = mut_.on(mutant::scan_not_atomic) ? load_current(&root_->slot) : load_at(&root_->slot, ts);
+  if (mut_.on(mutant::scan_not_atomic) && is_link(v)) v = 0;
   if (v) visit(v, lo, hi, ts, sink);
 }
 

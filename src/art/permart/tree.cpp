@@ -2,64 +2,24 @@
 #include <chrono>
 #include <string>
 
+#include "common/root_block.hpp"
 #include "pmindex/error.hpp"
 #include "tree.hpp"
 
 namespace pmindex::art::permart {
 
-std::string_view to_string(mutant m) {
-  switch (m) {
-    case mutant::none: return "none";
-    case mutant::publish_before_flush: return "publish_before_flush";
-    case mutant::flush_without_fence: return "flush_without_fence";
-    case mutant::free_before_durable: return "free_before_durable";
-    case mutant::scan_not_atomic: return "scan_not_atomic";
-  }
-  return "?";
-}
-
-std::optional<mutant> parse_mutant(std::string_view s) {
-  for (auto m : {mutant::none, mutant::publish_before_flush, mutant::flush_without_fence,
-                 mutant::free_before_durable, mutant::scan_not_atomic})
-    if (to_string(m) == s) return m;
-  return std::nullopt;
-}
-
 namespace detail {
 
-namespace {
-mutant mutant_from_params(const std::string& params) {
-  auto pos = params.find("mutant=");
-  if (pos == std::string::npos) return mutant::none;
-  auto end = params.find(',', pos);
-  auto v = params.substr(pos + 7, end == std::string::npos ? std::string::npos : end - pos - 7);
-  auto m = parse_mutant(v);
-  if (!m) throw error(errc::usage, "unknown permart mutant '" + v + "'");
-#ifndef PMINDEX_MUTANTS
-  if (*m != mutant::none) throw error(errc::unsupported, "permart mutants exist in test builds only");
-#endif
-  return *m;
-}
-}  // namespace
-
-tree::tree(pm::pool& p, open_kind k) : index(p), p_(p) {
-  mut_ = mutant_from_params(p.index_params());
-  log_ = p.index_name() == "permart-2log";
+tree::tree(pm::pool& p, open_kind k, const index_config& cfg, bool log)
+    : u64_index(p), p_(p), mut_(cfg), log_(log) {
   if (k == open_kind::created) {
-    uint64_t off = p_.alloc_or_throw(sizeof(root));
-    root_ = p_.ptr<root>(off);
-    std::memset(static_cast<void*>(root_), 0, sizeof(root));
-    root_->h.kind = uint8_t(kind::root);
-    root_->magic = k_root_magic;
-    root_->run = 1;
-    p_.persist(root_, sizeof(root));
-    p_.set_root(off);
+    root_ = common::create_root<root>(p_, k_root_magic, [](root& r) {
+      r.h.kind = uint8_t(kind::root);
+      r.run = 1;
+    });
     refill_spare();
   } else {
-    uint64_t off = p_.root();
-    if (!off || off % 16 || off + sizeof(root) > p_.size() || p_.ptr<root>(off)->magic != k_root_magic)
-      throw error(errc::corrupt, "permart: the pool has no valid root");
-    root_ = p_.ptr<root>(off);
+    root_ = common::attach_root<root>(p_, k_root_magic, "permart");
     if (k == open_kind::dirty) {
       root_->h.lock = 0;
       uint64_t sp = root_->spare;
@@ -271,24 +231,5 @@ index_stats tree::stats() {
 }
 
 }  // namespace detail
-
-index_entry make_entry() {
-  index_entry e;
-  e.name = "permart";
-  e.description = "PermART: persistent multiversion ART, ROWEX, linearizable range queries (SIGMOD'26)";
-  e.concurrent = true;
-  e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
-  e.factory = [](pm::pool& p, open_kind k) -> std::unique_ptr<index> {
-    return std::make_unique<detail::tree>(p, k);
-  };
-  return e;
-}
-
-index_entry make_entry_2log() {
-  index_entry e = make_entry();
-  e.name = "permart-2log";
-  e.description = "PermART (2-Log): PermART with two in-node log entries per big leaf (one fence per logged update)";
-  return e;
-}
 
 }  // namespace pmindex::art::permart

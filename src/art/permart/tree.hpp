@@ -6,12 +6,13 @@
 #include <optional>
 #include <vector>
 
-#include "pmindex/art/permart/detail/full.hpp"
-#include "pmindex/art/permart/detail/indirect.hpp"
-#include "pmindex/art/permart/detail/leaf.hpp"
-#include "pmindex/art/permart/detail/node.hpp"
-#include "pmindex/art/permart/detail/sparse.hpp"
-#include "pmindex/art/permart/permart.hpp"
+#include "common/mutant.hpp"
+#include "art/permart/full.hpp"
+#include "art/permart/indirect.hpp"
+#include "art/permart/leaf.hpp"
+#include "art/permart/node.hpp"
+#include "art/permart/sparse.hpp"
+#include "art/permart/permart.hpp"
 #include "pmindex/sync/version_lock.hpp"
 #include "pmindex/sync/versioned_ptr.hpp"
 
@@ -60,9 +61,9 @@ class fresh_blocks {
   unsigned n_ = 0;
 };
 
-class tree final : public index {
+class tree final : public u64_index {
  public:
-  tree(pm::pool& p, open_kind k);
+  tree(pm::pool& p, open_kind k, const index_config& cfg, bool log);
 
   bool insert(uint64_t key, uint64_t value) override { return write(op::insert, key, value); }
   bool update(uint64_t key, uint64_t value) override { return write(op::update, key, value); }
@@ -118,7 +119,7 @@ class tree final : public index {
   pm::pool& p_;
   root* root_ = nullptr;
   mutable sync::stamp_clock clock_;
-  mutant mut_ = mutant::none;
+  common::mutant_switch<mutant> mut_;
   bool log_ = false;  // PermART (2-Log): big leaves carry two log entries
 };
 

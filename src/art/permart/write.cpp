@@ -189,7 +189,7 @@ void tree::append_log(log_leaf* l, unsigned j, uint64_t key, uint64_t value, boo
   uint64_t meta = k_log_valid | (del ? k_log_delete : 0);
   store_rel(&e->meta, meta | k_log_unpersisted);  // after key and value (release)
   p_.flush(e, sizeof(log_entry));
-  if (mut_ != mutant::flush_without_fence) p_.fence();
+  if (!mut_.on(mutant::flush_without_fence)) p_.fence();
   store_rel(&e->meta, meta);
   p_.flush(e, sizeof(log_entry));  // so a clean close keeps no tag
   sync::settle_stamp(&e->stamp, clock_);
@@ -287,11 +287,11 @@ void tree::replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool reti
   header* h = hdr(new_raw);  // a link shares the {stamp, prev} prefix
   h->stamp = sync::k_stamp_tbd;
   store_rel(&h->prev, old_raw);
-  if (mut_ != mutant::publish_before_flush) p_.fence();
+  if (!mut_.on(mutant::publish_before_flush)) p_.fence();
   store_rel(slot, new_raw | k_unpersisted);
   p_.flush(slot, 8);
-  bool fence = mut_ != mutant::flush_without_fence;
-  if (mut_ == mutant::free_before_durable && retire_old && old_raw) {
+  bool fence = !mut_.on(mutant::flush_without_fence);
+  if (mut_.on(mutant::free_before_durable) && retire_old && old_raw) {
     p_.free(untag(old_raw));  // the next write reuses it before this swing is fenced
     retire_old = false;
     fence = false;

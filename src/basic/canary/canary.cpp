@@ -1,4 +1,4 @@
-#include "pmindex/basic/canary/canary.hpp"
+#include "basic/canary/canary.hpp"
 
 #include <immintrin.h>
 
@@ -7,30 +7,14 @@
 #include <mutex>
 #include <string>
 
-#include "pmindex/basic/canary/detail/node.hpp"
+#include "basic/canary/node.hpp"
+#include "common/mutant.hpp"
 #include "pmindex/error.hpp"
 
-namespace pmindex::canary {
+namespace pmindex::basic::canary {
 
 using namespace detail;
 
-std::string_view to_string(mutant m) {
-  switch (m) {
-    case mutant::none: return "none";
-    case mutant::publish_before_flush: return "publish_before_flush";
-    case mutant::flush_without_fence: return "flush_without_fence";
-    case mutant::torn_16byte: return "torn_16byte";
-    case mutant::free_before_durable: return "free_before_durable";
-  }
-  return "?";
-}
-
-std::optional<mutant> parse_mutant(std::string_view s) {
-  for (auto m : {mutant::none, mutant::publish_before_flush, mutant::flush_without_fence,
-                 mutant::torn_16byte, mutant::free_before_durable})
-    if (to_string(m) == s) return m;
-  return std::nullopt;
-}
 
 namespace {
 
@@ -57,23 +41,9 @@ uint32_t random_height() {
   return h;
 }
 
-mutant mutant_from_params(const std::string& params) {
-  auto pos = params.find("mutant=");
-  if (pos == std::string::npos) return mutant::none;
-  auto end = params.find(',', pos);
-  auto v = params.substr(pos + 7, end == std::string::npos ? std::string::npos : end - pos - 7);
-  auto m = parse_mutant(v);
-  if (!m) throw error(errc::usage, "unknown canary mutant '" + v + "'");
-#ifndef PMINDEX_MUTANTS
-  if (*m != mutant::none) throw error(errc::unsupported, "canary mutants exist in test builds only");
-#endif
-  return *m;
-}
-
-class canary_index final : public index {
+class canary_index final : public u64_index {
  public:
-  canary_index(pm::pool& p, open_kind kind) : index(p), p_(p) {
-    mut_ = mutant_from_params(p.index_params());
+  canary_index(pm::pool& p, open_kind kind, const index_config& cfg) : u64_index(p), p_(p), mut_(cfg) {
     if (kind == open_kind::created) {
       uint64_t off = p_.alloc_or_throw(k_root_size);
       root_ = p_.ptr<root>(off);
@@ -106,10 +76,10 @@ class canary_index final : public index {
     n->height = h;
     n->seq = 0;
     for (uint32_t i = 0; i < h; ++i) n->next[i] = preds[i]->next[i];
-    if (mut_ == mutant::torn_16byte) shadow(n) = value;
-    if (mut_ != mutant::publish_before_flush) p_.persist(n, size);
+    if (mut_.on(mutant::torn_16byte)) shadow(n) = value;
+    if (!mut_.on(mutant::publish_before_flush)) p_.persist(n, size);
     link0(preds[0], off);
-    if (mut_ == mutant::publish_before_flush) p_.persist(n, size);
+    if (mut_.on(mutant::publish_before_flush)) p_.persist(n, size);
     // Upper levels are hints (rebuilt by recovery); flushed so that a clean
     // close finds them durable. The mutex release orders these flushes.
     for (uint32_t i = 1; i < h; ++i) {
@@ -129,7 +99,7 @@ class canary_index final : public index {
     store_rel(&n->seq, s + 1);  // readers wait: the new value is not durable
     std::atomic_signal_fence(std::memory_order_seq_cst);
     store_rel(&n->value, value);
-    if (mut_ == mutant::torn_16byte) {
+    if (mut_.on(mutant::torn_16byte)) {
       shadow(n) = value;  // second word, second line: not atomic with the first
       p_.flush(&n->value, 8);
       p_.flush(&shadow(n), 8);
@@ -151,7 +121,7 @@ class canary_index final : public index {
       store_rel(&preds[i]->next[i], n->next[i]);
       p_.flush(&preds[i]->next[i], 8);
     }
-    if (mut_ == mutant::free_before_durable) {
+    if (mut_.on(mutant::free_before_durable)) {
       store_rel(&preds[0]->next[0], n->next[0]);
       p_.free(off);  // reused by the next insert, before the unlink is fenced
       p_.flush(&preds[0]->next[0], 8);
@@ -197,7 +167,7 @@ class canary_index final : public index {
       if (x->height < 1 || x->height > k_max_height) return check_result::fail("bad node height");
       if (prev && prev->key >= x->key)
         return check_result::fail("keys out of order at " + std::to_string(x->key));
-      if (mut_ == mutant::torn_16byte && shadow(x) != x->value)
+      if (mut_.on(mutant::torn_16byte) && shadow(x) != x->value)
         return check_result::fail("torn value of key " + std::to_string(x->key));
       prev = x;
       ++n;
@@ -236,7 +206,7 @@ class canary_index final : public index {
  private:
   uint64_t alloc_size(uint32_t h) const {
     uint64_t s = node_size(h);
-    return mut_ == mutant::torn_16byte && s < k_shadow_offset + 8 ? k_shadow_offset + 8 : s;
+    return mut_.on(mutant::torn_16byte) && s < k_shadow_offset + 8 ? k_shadow_offset + 8 : s;
   }
   static uint64_t& shadow(node* n) {
     return *reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(n) + k_shadow_offset);
@@ -247,7 +217,7 @@ class canary_index final : public index {
   void link0(node* pred, uint64_t target) {
     store_rel(&pred->next[0], target | k_unpersisted);
     p_.flush(&pred->next[0], 8);
-    if (mut_ != mutant::flush_without_fence) p_.fence();
+    if (!mut_.on(mutant::flush_without_fence)) p_.fence();
     store_rel(&pred->next[0], target);
     p_.flush(&pred->next[0], 8);  // so a clean close never leaves a tag
   }
@@ -338,21 +308,13 @@ class canary_index final : public index {
   root* root_ = nullptr;
   std::mutex wmu_;
   std::atomic<int64_t> count_{-1};  // -1: not counted yet (clean open); read by stats()
-  mutant mut_ = mutant::none;
+  common::mutant_switch<mutant> mut_;
 };
 
 }  // namespace
 
-index_entry make_entry() {
-  index_entry e;
-  e.name = "canary";
-  e.description = "persistent sorted skip list (substrate and crash-checker canary)";
-  e.concurrent = true;
-  e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
-  e.factory = [](pm::pool& p, open_kind k) -> std::unique_ptr<index> {
-    return std::make_unique<canary_index>(p, k);
-  };
-  return e;
+std::unique_ptr<index> make_canary(pm::pool& p, open_kind k, const index_config& c) {
+  return std::make_unique<canary_index>(p, k, c);
 }
 
-}  // namespace pmindex::canary
+}  // namespace pmindex::basic::canary

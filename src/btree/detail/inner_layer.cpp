@@ -1,4 +1,4 @@
-#include "pmindex/btree/detail/inner_layer.hpp"
+#include "btree/detail/inner_layer.hpp"
 
 #include <algorithm>
 #include <cstdlib>

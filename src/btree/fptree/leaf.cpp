@@ -1,6 +1,6 @@
-#include "pmindex/btree/fptree/detail/leaf.hpp"
+#include "btree/fptree/leaf.hpp"
 
-#include "pmindex/btree/detail/fingerprint.hpp"
+#include "btree/detail/fingerprint.hpp"
 
 namespace pmindex::btree::fptree::detail {
 
@@ -8,9 +8,9 @@ using btree::detail::fingerprint;
 using btree::detail::load_rlx;
 using btree::detail::store_rel;
 
-leaf_ops::leaf_ops(pm::pool& p, const std::string& params) : p_(p) {
-  cap_ = static_cast<uint32_t>(btree::detail::param_value(params, "leaf", 64, 4, 64, k_name));
-  inner_cap_ = static_cast<uint32_t>(btree::detail::param_value(params, "inner", 128, 3, 4096, k_name));
+leaf_ops::leaf_ops(pm::pool& p, const index_config& cfg) : p_(p) {
+  cap_ = static_cast<uint32_t>(cfg.u64("leaf"));
+  inner_cap_ = static_cast<uint32_t>(cfg.u64("inner"));
   ent_off_ = 32 + (cap_ + 15) / 16 * 16;
 }
 

@@ -1,8 +1,8 @@
-#include "pmindex/btree/lbtree/detail/leaf.hpp"
+#include "btree/lbtree/leaf.hpp"
 
 #include <algorithm>
 
-#include "pmindex/btree/detail/fingerprint.hpp"
+#include "btree/detail/fingerprint.hpp"
 
 namespace pmindex::btree::lbtree::detail {
 
@@ -23,9 +23,9 @@ void put_fp(uint64_t& meta, uint64_t& fp_hi, uint32_t i, uint8_t f) {
 }
 }  // namespace
 
-leaf_ops::leaf_ops(pm::pool& p, const std::string& params)
+leaf_ops::leaf_ops(pm::pool& p, const index_config& cfg)
     : p_(p), locks_(new sync::optimistic_lock[k_stripes]()) {
-  inner_cap_ = static_cast<uint32_t>(btree::detail::param_value(params, "inner", 15, 3, 4096, k_name));
+  inner_cap_ = static_cast<uint32_t>(cfg.u64("inner"));
   // Sibling links hold offset / 64 in 32 bits.
   if (p.size() > (uint64_t{1} << 38))
     throw error(errc::unsupported, "lbtree: pools larger than 256 GiB are not supported");

@@ -1,0 +1,150 @@
+// The registry of indexes. An index is one folder under src/<family>/<name>/
+// whose entry.cpp fills one index_entry and registers it with
+// PMINDEX_REGISTER_INDEX; everything else (the `pmindex` verbs, the harness,
+// the crash, kill/verify and stress test lists, the conformance suite,
+// `pmindex list`) reads the registry. See docs/adding-an-index.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pmindex/pm/pool.hpp"
+
+namespace pmindex {
+
+class index;
+struct index_entry;
+
+// The key kind an index instance is created for (see index.hpp).
+enum class key_kind : uint8_t { u64, bytes };
+std::string_view to_string(key_kind k) noexcept;
+
+// One index parameter ("name=value" in --params, stored in the pool header
+// at creation). Integers are checked against [min, max]; choices against the
+// list. Unknown names are rejected (errc::usage).
+struct param_spec {
+  std::string name;
+  std::string help;
+  std::string def;                   // default, as text
+  std::vector<std::string> choices;  // empty: an integer in [min, max]
+  uint64_t min = 0, max = UINT64_MAX;
+};
+
+// A deliberately broken variant of an index (test builds only), proven to be
+// caught: `checker` is "crashtest" or "stress", `args` its extra options,
+// and `message` a regular expression the violation it reports must match.
+struct mutant_spec {
+  std::string name;
+  std::string help;
+  std::string checker = "crashtest";
+  std::string args;
+  std::string message;
+};
+
+// One more test of an index: `pmindex <args>` (the args name the index),
+// passing when its output matches the regular expression `pass` (empty: on
+// exit code 0) and does not match `fail`.
+struct extra_test {
+  std::string name;  // test name: extra_<index>_<name>
+  std::string args;
+  std::string pass;
+  std::string fail;
+  bool long_run = false;         // only under --long
+  bool test_build_only = false;  // needs the mutants (PMINDEX_TEST_BUILD)
+};
+
+// How the generated tests run an index (tests/registry_tests.cmake). Every
+// index with a persistent mode must have one (a unit test checks it).
+struct test_profile {
+  std::string crash_args;         // extra `pmindex crashtest` options (e.g. "--params leaf=4")
+  std::string crash_bytes_args;   // extra options for the byte-key crash run
+  std::string stress_args;        // extra `pmindex stress` options
+  uint32_t crash_images = 2500;   // random-mode images in the default run
+  bool kill_verify = true;
+  std::vector<extra_test> extra;  // index-specific checks beyond the standard set
+};
+
+// Parsed and checked parameters of one index instance, handed to its
+// factory. Values are the canonical text ("leaf=4" -> get("leaf") == "4").
+class index_config {
+ public:
+  key_kind keys() const noexcept { return keys_; }
+  // The mutant's name ("" = none; only ever set in test builds).
+  const std::string& mutant() const noexcept { return mutant_; }
+  // Position of the mutant in index_entry::mutants, plus one (0 = none).
+  unsigned mutant_id() const noexcept { return mutant_id_; }
+  const std::string& get(const std::string& name) const;  // declared params only
+  uint64_t u64(const std::string& name) const;
+  // The canonical "k=v,..." string (every parameter, defaults included).
+  const std::string& canonical() const noexcept { return canonical_; }
+
+  // Parses `params` for `e`; throws error(usage) for an unknown name or a
+  // bad value, error(unsupported) for a mutant outside test builds.
+  static index_config parse(const index_entry& e, const std::string& params);
+
+ private:
+  key_kind keys_{};
+  std::string mutant_;
+  unsigned mutant_id_ = 0;
+  std::map<std::string, std::string> values_;
+  std::string canonical_;
+};
+
+// How an index is constructed on a pool. The factory must: on a created pool,
+// build an empty index and set the pool root; on a clean pool, attach; on a
+// dirty pool, repair the structure (without allocating) so that trace() sees
+// exactly the reachable blocks. open() then rebuilds the allocator by tracing.
+enum class open_kind { created, clean, dirty };
+using index_factory = std::function<std::unique_ptr<index>(pm::pool&, open_kind, const index_config&)>;
+
+struct index_entry {
+  std::string name;
+  std::string family;       // "art", "btree", "hybrid", "basic", "pmemids", "baseline", "test"
+  std::string description;  // one line
+  std::string paper;        // where it comes from ("" for baselines)
+  bool concurrent = true;   // safe for concurrent callers
+  std::vector<pm::mode> modes;
+  std::vector<key_kind> key_kinds = {key_kind::u64};  // the first is the default of `keys=`
+  size_t max_key = 8;               // longest byte key (keys=bytes)
+  size_t max_value = 8;             // longest value (keys=bytes)
+  // What a scan (and range) running beside writers returns, one sentence:
+  // "atomic snapshot", or what it does promise.
+  std::string scan_guarantee;
+  std::vector<param_spec> params;
+  std::vector<mutant_spec> mutants;
+  std::optional<test_profile> tests;  // required for persistent indexes
+  index_factory factory;
+
+  bool persistent() const;  // supports persist mode
+  bool supports(pm::mode m) const;
+  bool supports(key_kind k) const;
+};
+
+// A snapshot of the registry (safe while another thread registers), in the
+// order `pmindex list` shows: by family, then by name.
+std::vector<std::shared_ptr<const index_entry>> registered_indexes();
+std::shared_ptr<const index_entry> find_index(std::string_view name);
+// Adds (or replaces, by name) an entry.
+void register_index(index_entry e);
+
+namespace detail {
+struct registrar {
+  explicit registrar(index_entry (*make)()) { register_index(make()); }
+};
+}  // namespace detail
+
+}  // namespace pmindex
+
+// In an index's entry.cpp: PMINDEX_REGISTER_INDEX(make_entry), where
+// make_entry() returns its index_entry. Runs at static initialisation (the
+// core is linked whole, so no registration is dropped by the linker).
+#define PMINDEX_REGISTER_INDEX_CAT2(a, b) a##b
+#define PMINDEX_REGISTER_INDEX_CAT(a, b) PMINDEX_REGISTER_INDEX_CAT2(a, b)
+#define PMINDEX_REGISTER_INDEX(make) \
+  static const ::pmindex::detail::registrar PMINDEX_REGISTER_INDEX_CAT(pmindex_registrar_, __LINE__){make}

@@ -1,0 +1,16 @@
+// ART+CoW (Lee et al., FAST'17, the paper's baseline), 8-byte keys.
+//
+// ART with WOART's in-place Node48 and Node256 updates, and copy-on-write
+// for everything else: a change to a Node4 or Node16 copies the node with
+// the change, flushes it and swings the parent pointer; a prefix split
+// copies the split node with its new header, so no half-done state exists.
+//
+// Guarantees: durably linearizable point operations; every change commits
+// with one failure-atomic store; scans are atomic snapshots (shared lock).
+// Threads: a std::shared_mutex, writers exclusive, readers shared; readers
+// never see unpersisted state.
+// Cost: insert into a Node4/16 flushes the node copy (1-3 lines) + the leaf
+// + the parent word, 2 fences; Node48/256 as WOART.
+// Caveats: a remove from a Node4/16 needs a block for the copy; with the pool
+// full it commits in place instead (equally atomic). Nodes never shrink.
+#pragma once

@@ -1,0 +1,96 @@
+// Node48 (WOART, ART+CoW): up to 48 children. A 256-entry index maps a
+// digit to a child slot; the index byte is the commit: the child word is
+// written and persisted first, then the byte. Free slots are the ones no
+// index byte names (so a child word left behind by a crash is harmless).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+#include "art/detail/layout.hpp"
+#include "pmindex/pm/pool.hpp"
+
+namespace pmindex::art::detail {
+
+// clang-format off
+// 648 bytes (a 768-byte block).
+struct node48 {
+  uint64_t header;     //   0  see layout.hpp
+  uint8_t index[256];  //   8  COMMIT BYTE per digit: 0 = none, s + 1 = child[s]
+  uint64_t child[48];  // 264  tagged child words
+};
+// clang-format on
+
+struct node48_ops {
+  using node = node48;
+  static constexpr kind k_kind = k_n48;
+  static constexpr uint64_t k_size = sizeof(node48);
+
+  static unsigned idx(const node* n, unsigned d) { return __atomic_load_n(&n->index[d], __ATOMIC_ACQUIRE); }
+  static void init(node* n, uint64_t hdr) {
+    *n = node{};
+    n->header = hdr;
+  }
+  static unsigned count(const node* n) {
+    unsigned c = 0;
+    for (unsigned d = 0; d < 256; ++d) c += n->index[d] != 0;
+    return c;
+  }
+  static bool full(const node* n) { return count(n) == 48; }
+
+  static uint64_t* find(node* n, unsigned d) {
+    unsigned i = idx(n, d);
+    return i ? &n->child[i - 1] : nullptr;
+  }
+
+  template <class F>
+  static bool for_each(node* n, F&& f) {
+    for (unsigned d = 0; d < 256; ++d)
+      if (unsigned i = idx(n, d); i && f(d, &n->child[i - 1])) return true;
+    return false;
+  }
+
+  static unsigned free_slot(const node* n) {
+    uint64_t used = 0;
+    for (unsigned d = 0; d < 256; ++d)
+      if (n->index[d]) used |= uint64_t{1} << (n->index[d] - 1);
+    return unsigned(std::countr_zero(~used));
+  }
+
+  static void fresh_add(node* n, unsigned d, uint64_t child) {
+    unsigned s = free_slot(n);
+    n->child[s] = child;
+    n->index[d] = uint8_t(s + 1);
+  }
+
+  // In place: child word (with `pre`, the new leaf) durable, then the index
+  // byte. Cost: 3 flushes, 2 fences.
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
+    unsigned s = free_slot(n);
+    __atomic_store_n(&n->child[s], child, __ATOMIC_RELEASE);
+    p.flush(pre, pre_n);
+    p.flush(&n->child[s], 8);
+    p.fence();
+    __atomic_store_n(&n->index[d], uint8_t(s + 1), __ATOMIC_RELEASE);  // commit
+    p.persist(&n->index[d], 1);
+  }
+  static void remove(const pm::pool& p, node* n, unsigned d) {
+    __atomic_store_n(&n->index[d], uint8_t(0), __ATOMIC_RELEASE);  // commit
+    p.persist(&n->index[d], 1);
+  }
+
+  static const char* validate(const node* n) {
+    uint64_t used = 0;
+    for (unsigned d = 0; d < 256; ++d) {
+      unsigned i = n->index[d];
+      if (!i) continue;
+      if (i > 48) return "node48 index byte above 48";
+      if (used >> (i - 1) & 1) return "node48 slot named twice";
+      used |= uint64_t{1} << (i - 1);
+      if (!n->child[i - 1]) return "node48 indexed slot without child";
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace pmindex::art::detail

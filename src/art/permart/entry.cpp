@@ -1,0 +1,49 @@
+// Registry entries of `permart` and `permart-2log` (see permart.hpp).
+#include "art/permart/permart.hpp"
+#include "art/permart/tree.hpp"
+
+namespace pmindex::art::permart {
+namespace {
+
+index_entry make_entry(bool log) {
+  index_entry e;
+  e.name = log ? "permart-2log" : "permart";
+  e.family = "art";
+  e.description = log ? "PermART (2-Log): two in-node log entries per big leaf (one fence per logged update)"
+                      : "PermART: persistent multiversion ART, ROWEX, linearizable range queries";
+  e.paper = "ART That Lasts (SIGMOD'26)";
+  e.concurrent = true;
+  e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
+  e.key_kinds = {key_kind::u64};
+  e.scan_guarantee = "atomic snapshot (linearizable range queries over versioned pointers)";
+  // In the order of enum class mutant (permart.hpp).
+  const std::string crash = "--images 600 --ops 300 --seed 5 --max-violations 1";
+  e.mutants = {
+      {"publish_before_flush", "slot stored before the new node's flush is fenced", "crashtest", crash,
+       "(recovery failed|after recovery): permart"},
+      {"flush_without_fence", "an operation returns with its slot flushed, not fenced", "crashtest", crash,
+       "a completed operation was lost"},
+      {"free_before_durable", "the replaced node is freed before the swing is durable", "crashtest", crash,
+       "a completed operation was lost"},
+      {"scan_not_atomic", "scans read current versions, not their snapshot's", "stress",
+       "--threads 1 --seconds 3 --mode dram --check snapshot", "matches no state between ops"},
+  };
+  // Range queries are atomic snapshots under concurrent writes.
+  e.tests = test_profile{};
+  e.tests->extra = {
+      {"snapshot", "stress --index " + e.name + " --threads 2 --seconds 3 --check snapshot"},
+      {"snapshot_dram", "stress --index " + e.name + " --threads 1 --seconds 2 --mode dram --check snapshot"},
+      {"snapshot_long", "stress --index " + e.name + " --threads 4 --seconds 60 --check snapshot,range", "", "", true},
+  };
+  e.factory = [log](pm::pool& p, open_kind k, const index_config& c) -> std::unique_ptr<index> {
+    return std::make_unique<detail::tree>(p, k, c, log);
+  };
+  return e;
+}
+index_entry make_permart() { return make_entry(false); }
+index_entry make_permart_2log() { return make_entry(true); }
+
+}  // namespace
+PMINDEX_REGISTER_INDEX(make_permart);
+PMINDEX_REGISTER_INDEX(make_permart_2log);
+}  // namespace pmindex::art::permart

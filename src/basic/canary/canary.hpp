@@ -1,0 +1,36 @@
+// canary: a persistent sorted skip list, the first target of the crash
+// checker and the index that exercises the substrate before the real ones.
+//
+// Guarantees: durably linearizable point operations. Writers are serialised
+// by one mutex; readers take no lock (epochs keep removed nodes alive).
+// A link or value a reader can see is always durable first: the level-0 link
+// is stored with an UNPERSISTED tag bit, persisted, then untagged, and readers
+// wait while the bit is set; a value update runs under a per-node seqlock.
+// Scans are not snapshots: each returned record was present at some moment
+// during the scan, in key order.
+//
+// Cost per operation (persist mode): insert 2 fences, node lines + 1 link
+// line + upper links flushed; update 1 flush + 1 fence; remove 1 fence.
+// Only level 0 is the durable truth; after a crash, recovery clears tag bits
+// and rebuilds the upper levels from it.
+#pragma once
+
+#include <memory>
+
+#include "pmindex/index.hpp"
+
+namespace pmindex::basic::canary {
+
+// Deliberately broken variants for the checkers' self-tests, in the order of
+// the entry's mutant list (entry.cpp); test builds only.
+enum class mutant : uint8_t {
+  none,
+  publish_before_flush,  // links a node before its contents are durable
+  flush_without_fence,   // insert returns with its link flushed, not fenced
+  torn_16byte,           // update writes two words in two lines, not atomic
+  free_before_durable,   // remove frees the node before the unlink is fenced
+};
+
+std::unique_ptr<index> make_canary(pm::pool& p, open_kind k, const index_config& c);
+
+}  // namespace pmindex::basic::canary

@@ -1,0 +1,32 @@
+// lbtree: LB+-Tree (Liu et al., "LB+-Trees: Optimizing Persistent Index
+// Performance on 3DXPoint Memory", VLDB'20), 8-byte keys and values.
+//
+// What it is: 256-byte persistent leaves (4 cache lines, 14 entries) in a
+// chain, DRAM inner nodes (15 separator keys by default) rebuilt from the
+// chain at every open. The leaf header (bitmap, alternate bit, 14 one-byte
+// fingerprints) is 16 bytes in line 0; fingerprints are compared with one
+// 16-byte SIMD compare. Entry moving keeps free slots in line 0 so most
+// inserts write and flush that one line. Layout: lbtree/detail/leaf.hpp;
+// shared tree logic: btree/detail/hybrid_tree.hpp, inner_layer.hpp.
+//
+// Guarantees: durably linearizable insert / update / remove / lookup. The
+// paper's HTM is replaced by optimistic version locks (a striped DRAM table,
+// one lock per leaf in practice; readers validate, writers lock and persist
+// before unlocking) and a lock-free inner layer validated by fence keys (see
+// hybrid_tree.hpp). Splits are logless: two sibling slots, the new leaf is
+// written to the spare one, and one 8-byte store of the leaf's meta word
+// (bitmap + alternate bit) drops the moved entries and switches the live
+// sibling. An allocated but unlinked leaf is reclaimed by the pool's tracing
+// recovery. Scans are not snapshots: per-leaf consistent, keys strictly
+// increasing, every record present for the whole scan is returned.
+//
+// Cost (persist mode): insert 1 line + 1 fence when line 0 has a free slot,
+// else 2 lines + 2 fences (entry moving); update, remove 1 line + 1 fence; a
+// split adds 4 + 1 + 1 lines and 3 fences.
+//
+// Caveats: relies, like the paper, on stores to one cache line reaching
+// memory in program order (the crash model's "prefix of its stores").
+// Removes never free leaves. Each leaf spends 8 bytes on a low fence key, so
+// sibling links are 32-bit (offset / 64): pools up to 256 GiB. Parameter
+// ("inner=15"): separator keys per DRAM inner node.
+#pragma once

@@ -1,0 +1,153 @@
+// pmindex list [--detail] [--json]: the registry as people and scripts read
+// it. The JSON form is what the generated tests are made from
+// (tests/registry_tests.cmake), so every registered index is tested.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "json.hpp"
+#include "pmindex/error.hpp"
+
+namespace pmindex::cli {
+
+namespace {
+
+std::string join_modes(const index_entry& e) {
+  std::string s;
+  for (auto m : e.modes) s += (s.empty() ? "" : ",") + std::string(pm::to_string(m));
+  return s;
+}
+std::string join_kinds(const index_entry& e) {
+  std::string s;
+  for (auto k : e.key_kinds) s += (s.empty() ? "" : ",") + std::string(to_string(k));
+  return s;
+}
+std::string limits(const index_entry& e) {
+  if (!e.supports(key_kind::bytes)) return "8 B keys, 8 B values";
+  auto sz = [](size_t n) {
+    return n >= (1u << 20) && n % (1u << 20) == 0 ? std::to_string(n >> 20) + " MiB"
+                                                  : std::to_string(n) + " B";
+  };
+  return "keys <= " + sz(e.max_key) + ", values <= " + sz(e.max_value);
+}
+
+bench::json::value to_json(const index_entry& e) {
+  using bench::json::value;
+  auto j = value::object();
+  j.set("name", e.name);
+  j.set("family", e.family);
+  j.set("description", e.description);
+  j.set("paper", e.paper);
+  j.set("concurrent", e.concurrent);
+  j.set("persistent", e.persistent());
+  auto modes = value::array();
+  for (auto m : e.modes) modes.push(std::string(pm::to_string(m)));
+  j.set("modes", modes);
+  auto kinds = value::array();
+  for (auto k : e.key_kinds) kinds.push(std::string(to_string(k)));
+  j.set("key_kinds", kinds);
+  j.set("max_key", uint64_t(e.max_key));
+  j.set("max_value", uint64_t(e.max_value));
+  j.set("scan_guarantee", e.scan_guarantee);
+  auto params = value::array();
+  for (auto& p : e.params) {
+    auto o = value::object();
+    o.set("name", p.name);
+    o.set("help", p.help);
+    o.set("default", p.def);
+    if (p.choices.empty()) {
+      o.set("min", p.min);
+      o.set("max", p.max);
+    } else {
+      auto c = value::array();
+      for (auto& x : p.choices) c.push(x);
+      o.set("choices", c);
+    }
+    params.push(o);
+  }
+  j.set("params", params);
+  auto mutants = value::array();
+  for (auto& m : e.mutants) {
+    auto o = value::object();
+    o.set("name", m.name);
+    o.set("help", m.help);
+    o.set("checker", m.checker);
+    o.set("args", m.args);
+    o.set("message", m.message);
+    mutants.push(o);
+  }
+  j.set("mutants", mutants);
+  if (e.tests) {
+    auto t = value::object();
+    t.set("crash_args", e.tests->crash_args);
+    t.set("crash_bytes_args", e.tests->crash_bytes_args);
+    t.set("stress_args", e.tests->stress_args);
+    t.set("crash_images", uint64_t(e.tests->crash_images));
+    t.set("kill_verify", e.tests->kill_verify);
+    auto extra = value::array();
+    for (auto& x : e.tests->extra) {
+      auto o = value::object();
+      o.set("name", x.name);
+      o.set("args", x.args);
+      o.set("pass", x.pass);
+      o.set("fail", x.fail);
+      o.set("long", x.long_run);
+      o.set("test_build_only", x.test_build_only);
+      extra.push(o);
+    }
+    t.set("extra", extra);
+    j.set("tests", t);
+  } else {
+    j.set("tests", value());
+  }
+  return j;
+}
+
+}  // namespace
+
+int cmd_list(args& a) {
+  bool json = a.flag("json");
+  bool detail = a.flag("detail");
+  a.finish();
+  auto all = registered_indexes();
+  if (json) {
+    auto arr = bench::json::value::array();
+    for (auto& e : all) arr.push(to_json(*e));
+    auto doc = bench::json::value::object();
+#ifdef PMINDEX_MUTANTS
+    doc.set("test_build", true);
+#else
+    doc.set("test_build", false);
+#endif
+    doc.set("indexes", arr);
+    std::printf("%s\n", doc.dump().c_str());
+    return 0;
+  }
+  std::printf("%-14s %-4s %-10s %-30s %s\n", "index", "mt", "keys", "modes", "description");
+  for (auto& e : all) {
+    std::printf("%-14s %-4s %-10s %-30s %s\n", e->name.c_str(), e->concurrent ? "yes" : "no",
+                join_kinds(*e).c_str(), join_modes(*e).c_str(), e->description.c_str());
+    if (!detail) continue;
+    if (!e->paper.empty()) std::printf("    paper:  %s\n", e->paper.c_str());
+    std::printf("    limits: %s\n", limits(*e).c_str());
+    std::printf("    scans beside writers: %s\n", e->scan_guarantee.c_str());
+    std::string ps = "keys=" + join_kinds(*e).substr(0, join_kinds(*e).find(',')) + " (" + join_kinds(*e) + ")";
+    for (auto& p : e->params)
+      ps += ", " + p.name + "=" + p.def +
+            (p.choices.empty() ? " [" + std::to_string(p.min) + ".." + std::to_string(p.max) + "]" : "");
+    std::printf("    params: %s\n", ps.c_str());
+    if (!e->mutants.empty()) {
+      std::string ms;
+      for (auto& m : e->mutants) ms += (ms.empty() ? "" : ", ") + m.name;
+      std::printf("    mutants (test builds): %s\n", ms.c_str());
+    }
+  }
+  std::printf("\nmodes: dram (anonymous memory), volatile (pool file, no flushes), persist (flush+fence,\n"
+              "default), eadr (fence only), tx (undo-logged transactions)\n"
+              "keys: u64 (8-byte integer keys, 8-byte values: the fast path), bytes (byte strings);\n"
+              "      chosen at creation with --params keys=... (`pmindex list --detail` for limits)\n"
+              "flush instruction on this CPU: %s\n",
+              std::string(pm::to_string(pm::best_flush())).c_str());
+  return 0;
+}
+
+}  // namespace pmindex::cli
