@@ -38,8 +38,8 @@ struct pool_registry {
     static std::mutex m;
     return m;
   }
-  static pool* (&slots())[pool::k_max_pools] {
-    static pool* s[pool::k_max_pools] = {};
+  static std::vector<pool*>& slots() {  // by id; nullptr = free
+    static std::vector<pool*> s;
     return s;
   }
   static inline uint64_t next_gen = 1;
@@ -131,8 +131,8 @@ std::unique_ptr<pool> pool::open(const pool_options& o) {
     std::lock_guard lk(pool_registry::mu());
     auto& slots = pool_registry::slots();
     unsigned id = 0;
-    while (id < k_max_pools && slots[id]) ++id;
-    if (id == k_max_pools) fail(errc::unsupported, "more than 64 pools open in one process");
+    while (id < slots.size() && slots[id]) ++id;
+    if (id == slots.size()) slots.push_back(nullptr);
     slots[id] = p.get();
     p->id_ = id;
     p->gen_ = pool_registry::next_gen++;
@@ -300,19 +300,39 @@ uint64_t pool::alloc_reserve_or_throw(size_t n) {
 
 void pool::reclaim(void* ctx, uint64_t off) { static_cast<pool*>(ctx)->free(off); }
 
+namespace {
+// Per-thread states of pools with ids >= k_inline_pools: (gen, state) by
+// id - k_inline_pools.
+thread_local std::vector<std::pair<uint64_t, void*>> t_more;
+}  // namespace
+
 // Gives a thread's per-pool state back to every pool still open.
 struct tls_cleanup {
   ~tls_cleanup() {
     std::lock_guard lk(pool_registry::mu());
     auto& slots = pool_registry::slots();
     auto& t = pool::t_tls;
-    for (unsigned id = 0; id < pool::k_max_pools; ++id) {
-      if (t.gen[id] && slots[id] && slots[id]->gen_ == t.gen[id]) slots[id]->release_thread(t.state[id]);
+    auto give_back = [&](size_t id, uint64_t gen, void* state) {
+      if (gen && id < slots.size() && slots[id] && slots[id]->gen_ == gen)
+        slots[id]->release_thread(static_cast<pool::local_state*>(state));
+    };
+    for (unsigned id = 0; id < pool::k_inline_pools; ++id) {
+      give_back(id, t.gen[id], t.state[id]);
       t.gen[id] = 0;
     }
+    for (size_t i = 0; i < t_more.size(); ++i) give_back(pool::k_inline_pools + i, t_more[i].first, t_more[i].second);
+    t_more.clear();
   }
 };
 static thread_local tls_cleanup t_cleanup;
+
+pool::local_state& pool::local_slow() {
+  if (id_ >= k_inline_pools) {
+    size_t i = id_ - k_inline_pools;
+    if (i < t_more.size() && t_more[i].first == gen_) return *static_cast<local_state*>(t_more[i].second);
+  }
+  return register_thread();
+}
 
 pool::local_state& pool::register_thread() {
   local_state* s;
@@ -328,8 +348,14 @@ pool::local_state& pool::register_thread() {
   }
   s->slot = epochs_->register_slot();
   (void)&t_cleanup;  // constructs it, so its destructor runs at thread exit
-  t_tls.gen[id_] = gen_;
-  t_tls.state[id_] = s;
+  if (id_ < k_inline_pools) {
+    t_tls.gen[id_] = gen_;
+    t_tls.state[id_] = s;
+  } else {
+    size_t i = id_ - k_inline_pools;
+    if (t_more.size() <= i) t_more.resize(i + 1);
+    t_more[i] = {gen_, s};
+  }
   return *s;
 }
 

@@ -453,5 +453,43 @@ TEST(Pool, InfoDoesNotMarkInUse) {
   EXPECT_NE(out.find("\"clean\":true"), std::string::npos) << out;
 }
 
+
+// No limit on pools open at once but memory (a server or a Python program
+// with many indexes): 200 pools, each used from two threads, ids reused after
+// closes. Regression: the per-thread table used to stop at 64 pools.
+TEST(Pool, ManyPoolsOpenAtOnce) {
+  std::vector<std::unique_ptr<index>> idx;
+  for (int i = 0; i < 200; ++i) {
+    options o;
+    o.index = "canary";
+    o.mode = pm::mode::dram;
+    o.pool_size = 1 << 20;
+    o.quiet = true;
+    idx.push_back(open(o));
+  }
+  auto work = [&](uint64_t base) {
+    for (size_t i = 0; i < idx.size(); ++i) ASSERT_TRUE(idx[i]->insert(base + i, i));
+  };
+  std::thread a(work, 0), b(work, 1000);
+  a.join();
+  b.join();
+  for (size_t i = 0; i < idx.size(); ++i) {
+    EXPECT_EQ(idx[i]->lookup(i), i);
+    EXPECT_EQ(idx[i]->lookup(1000 + i), i);
+  }
+  // Close every other pool, open new ones in their ids: no stale state.
+  for (size_t i = 0; i < idx.size(); i += 2) {
+    idx[i].reset();
+    options o;
+    o.index = "canary";
+    o.mode = pm::mode::dram;
+    o.pool_size = 1 << 20;
+    o.quiet = true;
+    idx[i] = open(o);
+    EXPECT_FALSE(idx[i]->lookup(i).has_value());
+    EXPECT_TRUE(idx[i]->insert(7, 8));
+  }
+}
+
 }  // namespace
 }  // namespace pmindex

@@ -217,10 +217,15 @@ class pool {
   };
   pool() = default;
   local_state& local() {
-    auto& t = t_tls;
-    if (t.gen[id_] == gen_) [[likely]] return *t.state[id_];
-    return register_thread();
+    // The first k_inline_pools ids: a plain TLS load (the fast path); the
+    // rest (a process with very many open pools) look in a TLS vector.
+    if (id_ < k_inline_pools) [[likely]] {
+      auto& t = t_tls;
+      if (t.gen[id_] == gen_) [[likely]] return *t.state[id_];
+    }
+    return local_slow();
   }
+  local_state& local_slow();
   local_state& register_thread();
   void release_thread(local_state* s);
   void emulate_write_latency() const noexcept;
@@ -231,12 +236,14 @@ class pool {
   void unmap();
   static void reclaim(void* ctx, uint64_t off);
 
-  static constexpr unsigned k_max_pools = 64;
+  // Pools open at once are limited only by memory: ids are reused after a
+  // close, and ids past k_inline_pools live in a per-thread vector.
+  static constexpr unsigned k_inline_pools = 64;
   // Trivial, so the fast-path access is a plain TLS load; the thread-exit
   // cleanup lives in a separate thread_local touched only at registration.
   struct tls_table {
-    uint64_t gen[k_max_pools];
-    local_state* state[k_max_pools];
+    uint64_t gen[k_inline_pools];
+    local_state* state[k_inline_pools];
   };
   static inline constinit thread_local tls_table t_tls{};
   friend struct tls_cleanup;
