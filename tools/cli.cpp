@@ -1,6 +1,8 @@
 #include "cli.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "pmindex/error.hpp"
@@ -61,8 +63,27 @@ double args::real(const std::string& name, double def) {
   if (!v) return def;
   char* end = nullptr;
   double d = std::strtod(v->c_str(), &end);
-  if (v->empty() || *end) throw error(errc::usage, "--" + name + " expects a number, not '" + *v + "'");
+  if (v->empty() || *end || !std::isfinite(d))
+    throw error(errc::usage, "--" + name + " expects a finite number, not '" + *v + "'");
   return d;
+}
+
+uint64_t args::u64(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi) {
+  uint64_t v = u64(name, def);
+  if (v < lo || v > hi)
+    throw error(errc::usage, "--" + name + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                 "], got " + std::to_string(v));
+  return v;
+}
+
+double args::real(const std::string& name, double def, double lo, double hi) {
+  double v = real(name, def);
+  if (!(v >= lo && v <= hi)) {
+    char b[160];
+    std::snprintf(b, sizeof b, "--%s must be in [%g, %g], got %g", name.c_str(), lo, hi, v);
+    throw error(errc::usage, b);
+  }
+  return v;
 }
 
 bool args::flag(const std::string& name) {
@@ -92,6 +113,7 @@ uint64_t parse_size(const std::string& option, const std::string& text) {
   else if (suf == "G" || suf == "GiB") mul = 1ull << 30;
   else if (suf == "T" || suf == "TiB") mul = 1ull << 40;
   else if (!suf.empty()) throw error(errc::usage, option + ": unknown suffix '" + suf + "'");
+  if (v > UINT64_MAX / mul) throw error(errc::usage, option + ": '" + text + "' is too large");
   return v * mul;
 }
 
@@ -99,7 +121,7 @@ options index_options(args& a, pm::open_mode open) {
   options o;
   o.index = a.str("index", o.index);
   o.pool_path = a.str("pool", o.pool_path);
-  o.pool_size = a.u64("pool-size", o.pool_size);
+  o.pool_size = a.u64("pool-size", o.pool_size, 1, uint64_t{1} << 50);
   auto m = a.str("mode", "persist");
   auto pm_mode = pm::parse_mode(m);
   if (!pm_mode) throw error(errc::usage, "unknown --mode '" + m + "' (dram, volatile, persist, eadr, tx)");
@@ -108,7 +130,7 @@ options index_options(args& a, pm::open_mode open) {
   auto fk = pm::parse_flush(f);
   if (!fk) throw error(errc::usage, "unknown --flush '" + f + "' (auto, clwb, clflushopt, clflush)");
   o.flush = *fk;
-  o.pm_write_ns = static_cast<uint32_t>(a.u64("pm-write-ns", 0));
+  o.pm_write_ns = static_cast<uint32_t>(a.u64("pm-write-ns", 0, 0, 1000000));
   o.params = a.str("params", "");
   o.open = open;
   return o;

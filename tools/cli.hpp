@@ -18,8 +18,10 @@ class args {
 
   bool has(const std::string& name);
   std::string str(const std::string& name, const std::string& def);
-  uint64_t u64(const std::string& name, uint64_t def);  // accepts K/M/G/T suffixes
-  double real(const std::string& name, double def);
+  uint64_t u64(const std::string& name, uint64_t def);  // accepts K/M/G/T suffixes; overflow is an error
+  uint64_t u64(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi);  // and in [lo, hi]
+  double real(const std::string& name, double def);     // finite (no NaN, no infinity)
+  double real(const std::string& name, double def, double lo, double hi);
   bool flag(const std::string& name);  // bare --name
   // Throws error(usage) for any option nobody read.
   void finish();
