@@ -38,6 +38,9 @@ inline std::optional<key_universe> parse_universe(std::string_view s) noexcept {
   return std::nullopt;
 }
 
+// The salt of --seed's key universe (the harness and the u64 datasets agree).
+inline uint64_t key_salt(uint64_t seed) noexcept { return mix64(seed ^ 0x6B657973ull); }
+
 class key_map {
  public:
   key_map(key_universe u = key_universe::sparse, uint64_t seed = 0) noexcept : u_(u), salt_(seed) {}

@@ -13,4 +13,5 @@ pmindex_need_packages() {
 }
 
 # Build dependencies of the whole project (one list, used by both commands).
-PMINDEX_PACKAGES=(cmake ninja-build g++ libgtest-dev libabsl-dev git)
+# zlib1g-dev: .gz key files (`--dataset file:X.gz`); wamerican-insane: `--dataset words`.
+PMINDEX_PACKAGES=(cmake ninja-build g++ libgtest-dev libabsl-dev git zlib1g-dev wamerican-insane)

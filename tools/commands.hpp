@@ -14,6 +14,7 @@ int cmd_verify(args& a);
 int cmd_crashtest(args& a);
 int cmd_bench(args& a);
 int cmd_compare(args& a);
+int cmd_keys(args& a);
 int cmd_stress(args& a);
 int cmd_substrate_bench(args& a);
 

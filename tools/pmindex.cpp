@@ -19,6 +19,7 @@ const verb k_verbs[] = {
     {"bench", cmd_bench, "benchmark indexes (all by default): [--index a,b] [--workload ycsb-a,...] [-n N] [-t T] (docs/bench.md)"},
     {"stress", cmd_stress, "concurrent stress test with oracles: --index I [--threads T] [--seconds S] [--keys K] [--check a,b]"},
     {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
+    {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
     {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
 };
 const size_t k_nverbs = sizeof k_verbs / sizeof k_verbs[0];
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
   }
   std::string verb = argv[1];
   std::vector<std::string> tokens(argv + 2, argv + argc);
-  if (verb == "bench") {  // PiBench-style short options
+  if (verb == "bench" || verb == "keys") {  // PiBench-style short options
     for (auto& t : tokens)
       if (t == "-n") t = "--records";
       else if (t == "-p") t = "--ops";
