@@ -39,4 +39,14 @@ index_entry make_null_entry() {
   return e;
 }
 
+void register_null_index() {
+  static const bool once = [] {
+    register_index(make_null_entry());
+    return true;
+  }();
+  (void)once;
+}
+
+bool discards_records(const index_entry& e) noexcept { return e.name == "null" && e.family == "test"; }
+
 }  // namespace pmindex::bench

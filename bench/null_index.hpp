@@ -10,4 +10,9 @@
 
 namespace pmindex::bench {
 index_entry make_null_entry();
+// Registers the null index once (the `pmindex` command line, the server).
+void register_null_index();
+// True for an index that stores nothing by design (null): the runner does
+// not count its refused inserts as failures.
+bool discards_records(const index_entry& e) noexcept;
 }

@@ -41,6 +41,9 @@ json::value to_json(const run_result& r) {
   j.set("mode", c.plugin.empty() ? std::string(pm::to_string(c.base.mode)) : std::string("plugin"));
   j.set("parallel", std::string(to_string(c.parallel)));
   j.set("threads", c.threads);
+  j.set("dataset", c.dataset);
+  j.set("value_size", c.value_size);
+  j.set("byte_path", c.byte_path());
   auto w = json::value::object();
   w.set("mix", mix_string(c.w));
   w.set("distribution", std::string(to_string(c.w.dist)));
@@ -61,6 +64,7 @@ json::value to_json(const run_result& r) {
   load.set("seconds", r.load_seconds);
   load.set("records", r.load_ok);
   load.set("mops", r.load_seconds > 0 ? static_cast<double>(r.load_ok) / r.load_seconds / 1e6 : 0.0);
+  load.set("busy_seconds", r.load_busy_seconds);
   load.set("flushes_per_insert", per(r.load_flushes, r.load_ok));
   load.set("fences_per_insert", per(r.load_fences, r.load_ok));
   load.set("allocs_per_insert", per(r.load_allocs, r.load_ok));
@@ -92,6 +96,7 @@ json::value to_json(const run_result& r) {
   run.set("fences_per_op", per(r.all.fences, r.all.done));
   run.set("allocs_per_op", per(r.all.allocs, r.all.done));
   run.set("latency_ns", latency_json(r.all.lat));
+  if (r.key_compares_per_op >= 0) run.set("key_compares_per_op", r.key_compares_per_op);
   j.set("run", run);
 
   auto ops = json::value::object();
@@ -126,6 +131,7 @@ json::value to_json(const run_result& r) {
     chk.set("reported_records", r.reported_records);
     if (r.scanned) chk.set("scanned_records", r.scanned_records);
   }
+  chk.set("bad_values", r.bad_values);
   chk.set("structure", r.structure);
   if (r.failed) chk.set("failure", r.failure);
   j.set("check", chk);
@@ -150,11 +156,15 @@ json::value to_json(const run_result& r) {
 void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
   if (rs.empty()) return;
   const auto& c0 = rs.front().cfg;
-  std::fprintf(f, "pmindex bench: %" PRIu64 " records prefilled, %s per run, %u thread%s (%s), %s keys\n",
+  const std::string keys = c0.dataset == "u64" || c0.dataset == "u64-bytes"
+                               ? std::string(to_string(c0.universe)) + " " + c0.dataset
+                               : c0.dataset;
+  std::fprintf(f,
+               "pmindex bench: %" PRIu64 " records prefilled, %s per run, %u thread%s (%s), %s keys, %u-byte values%s\n",
                c0.records,
                c0.ops ? (std::to_string(c0.ops) + " ops").c_str() : (std::to_string(c0.seconds) .substr(0, 4) + " s").c_str(),
-               c0.threads, c0.threads == 1 ? "" : "s", std::string(to_string(c0.parallel)).c_str(),
-               std::string(to_string(c0.universe)).c_str());
+               c0.threads, c0.threads == 1 ? "" : "s", std::string(to_string(c0.parallel)).c_str(), keys.c_str(),
+               c0.value_size, c0.byte_path() ? " (byte calls)" : "");
   int lw = 14;
   int ww = 17;
   for (auto& r : rs) lw = std::max(lw, static_cast<int>(r.label.size()));
@@ -210,6 +220,7 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
                    per(r.space.pm_bytes_used + r.space.dram_bytes, r.space.records));
     std::fprintf(f, "  run: %.2f Mops/s over %.3f s busy per thread; %.2f Mops/s per CPU-second (%.3f s CPU per thread)\n",
                  r.mops, r.busy_seconds, r.mops_cpu, r.cpu_seconds);
+    if (r.key_compares_per_op >= 0) std::fprintf(f, "  key comparisons: %.2f per operation\n", r.key_compares_per_op);
     if (!r.series_mops.empty()) {
       double lo = r.series_mops[0], hi = lo;
       for (double m : r.series_mops) lo = std::min(lo, m), hi = std::max(hi, m);
@@ -255,8 +266,14 @@ std::string run_key(const json::value& run) {
     return x && x->is_string() ? x->str() : std::string("?");
   };
   auto* t = run.get("threads");
-  return s("index") + " " + s("workload") + " " + s("mode") + " " + s("parallel") + " t" +
-         std::to_string(t && t->is_number() ? static_cast<int>(t->number()) : 0);
+  std::string k = s("index") + " " + s("workload") + " " + s("mode") + " " + s("parallel") + " t" +
+                  std::to_string(t && t->is_number() ? static_cast<int>(t->number()) : 0);
+  // Files from before datasets: u64 keys, 8-byte values (same key as before).
+  auto* d = run.get("dataset");
+  auto* v = run.get("value_size");
+  if (d && d->is_string() && d->str() != "u64") k += " " + d->str();
+  if (v && v->is_number() && v->number() != 8) k += " v" + std::to_string(static_cast<uint64_t>(v->number()));
+  return k;
 }
 
 std::string to_csv(const std::vector<json::value>& runs) {

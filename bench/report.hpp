@@ -22,7 +22,8 @@ std::string to_csv(const std::vector<json::value>& runs);
 // Every number of a JSON value as (dotted path, value); arrays of numbers are
 // skipped (time series), arrays of objects indexed as [i].
 void flatten(const json::value& v, const std::string& prefix, std::vector<std::pair<std::string, double>>& out);
-// The identity of a run in a result file: "index workload mode parallel tN".
+// The identity of a run in a result file: "index workload mode parallel tN",
+// then the dataset unless u64 and "vB" for a value size other than 8.
 std::string run_key(const json::value& run);
 
 }  // namespace pmindex::bench

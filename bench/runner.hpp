@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "dataset.hpp"
 #include "histogram.hpp"
 #include "keys.hpp"
 #include "pmindex/index.hpp"
@@ -32,6 +34,15 @@ struct run_config {
   uint32_t sample_every = 64;  // latency: time 1 op in this many (0: none)
   uint32_t window_ms = 100;
   key_universe universe = key_universe::sparse;
+  // Keys and values. The u64 dataset with 8-byte values runs the u64 calls
+  // (the fast path); any other dataset or value size runs the byte calls on
+  // an index created with keys=bytes (byte_path()). `data` is the dataset
+  // already made (a file loaded once for many runs); when null, run() makes
+  // `dataset` from `seed` and `universe`.
+  std::string dataset = "u64";
+  std::shared_ptr<const bench::dataset> data;
+  uint32_t value_size = 8;
+  bool byte_path() const noexcept { return dataset != "u64" || value_size != 8; }
   parallel_mode parallel = parallel_mode::shared;
   bool recover = false;
   bool check = true;           // check() and a full scan after the run
@@ -64,7 +75,8 @@ struct run_result {
   std::string failure;
 
   // load
-  double load_seconds = 0;
+  double load_seconds = 0;    // wall clock of the parallel prefill
+  double load_busy_seconds = 0;  // the slowest thread's time inside inserts (byte path: keys made outside)
   uint64_t load_ok = 0;
   uint64_t load_flushes = 0, load_fences = 0, load_allocs = 0;
   // space after the prefill (summed over instances)
@@ -80,6 +92,11 @@ struct run_result {
   op_stats per_op[k_nops];
   op_stats all;
   std::vector<double> series_mops;  // per window, wall clock (includes generation)
+  uint64_t bad_values = 0;    // lookups that found a value the record never had
+  // Key comparisons per operation, when the index counts them (an extra
+  // "key_compares" in stats(): a running total); negative when it does not.
+  double key_compares_per_op = -1;
+  bool exhausted = false;     // fresh inserts ran out of the dataset's keys
   // checks
   bool counted = false;
   uint64_t expected_records = 0, reported_records = 0, scanned_records = 0;

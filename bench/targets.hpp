@@ -3,56 +3,99 @@
 // the target type (no second virtual layer).
 //   index_target   a pmindex::index (parallel modes shared and instance)
 //   locked_target  a pmindex::index behind one mutex (global-lock)
-//   plugin_target  a PiBench tree_api wrapper, 8-byte big-endian keys
+//   plugin_target  a PiBench tree_api wrapper, keys as PiBench lays them out
+//                  (8-byte integers big-endian)
+// Each has the u64 calls (the fast path) and the byte calls (bytes_*).
+//
+// Values on the u64 path: an insert writes value_of(key); an update or
+// read-modify-write changes only the high 32 bits, so a lookup checks the
+// low 32 bits against value_of(key) (u64_value_ok) at the cost of a multiply.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <mutex>
+#include <string>
 
+#include "keys.hpp"
 #include "pibench/tree_api.hpp"
 #include "plugin.hpp"
 #include "pmindex/index.hpp"
 
 namespace pmindex::bench {
 
+// The value an update writes: value_of(key) with `seq` in the high half.
+inline uint64_t u64_update_value(uint64_t key, uint64_t seq) noexcept { return value_of(key) ^ (seq << 32); }
+inline bool u64_value_ok(uint64_t key, uint64_t v) noexcept { return ((v ^ value_of(key)) & 0xFFFFFFFFu) == 0; }
+
+// A lookup's outcome on the u64 path: found, and whether the value checked.
+struct read_result {
+  bool found = false, bad = false;
+};
+
 struct index_target {
   index* idx;
-  bool read(uint64_t k) { return idx->lookup(k).has_value(); }
+  read_result read(uint64_t k) {
+    auto v = idx->lookup(k);
+    return {v.has_value(), v && !u64_value_ok(k, *v)};
+  }
   bool insert(uint64_t k, uint64_t v) { return idx->insert(k, v); }
   bool update(uint64_t k, uint64_t v) { return idx->update(k, v); }
   bool remove(uint64_t k) { return idx->remove(k); }
   size_t scan(uint64_t k, uint32_t n, record* buf) { return idx->scan(k, n, buf); }
   // Read-modify-write (YCSB F): read, then write a value derived from it.
-  bool rmw(uint64_t k, uint64_t v) {
+  bool rmw(uint64_t k, uint64_t seq) {
     auto x = idx->lookup(k);
-    return x && idx->update(k, *x ^ v);
+    return x && idx->update(k, *x ^ (seq << 32));
+  }
+
+  bool bytes_read(std::string_view k, std::string* out) { return idx->lookup(k, out); }
+  bool bytes_insert(std::string_view k, std::string_view v) { return idx->insert(k, v); }
+  bool bytes_update(std::string_view k, std::string_view v) { return idx->update(k, v); }
+  bool bytes_remove(std::string_view k) { return idx->remove(k); }
+  size_t bytes_scan(std::string_view k, uint32_t n, record_buffer& out) {
+    out.clear();
+    return idx->scan(k, n, out);
   }
 };
 
 struct locked_target {
   index_target t;
   std::mutex* mu;
-  bool read(uint64_t k) { std::lock_guard l(*mu); return t.read(k); }
+  read_result read(uint64_t k) { std::lock_guard l(*mu); return t.read(k); }
   bool insert(uint64_t k, uint64_t v) { std::lock_guard l(*mu); return t.insert(k, v); }
   bool update(uint64_t k, uint64_t v) { std::lock_guard l(*mu); return t.update(k, v); }
   bool remove(uint64_t k) { std::lock_guard l(*mu); return t.remove(k); }
   size_t scan(uint64_t k, uint32_t n, record* buf) { std::lock_guard l(*mu); return t.scan(k, n, buf); }
-  bool rmw(uint64_t k, uint64_t v) { std::lock_guard l(*mu); return t.rmw(k, v); }
+  bool rmw(uint64_t k, uint64_t seq) { std::lock_guard l(*mu); return t.rmw(k, seq); }
+
+  bool bytes_read(std::string_view k, std::string* out) { std::lock_guard l(*mu); return t.bytes_read(k, out); }
+  bool bytes_insert(std::string_view k, std::string_view v) { std::lock_guard l(*mu); return t.bytes_insert(k, v); }
+  bool bytes_update(std::string_view k, std::string_view v) { std::lock_guard l(*mu); return t.bytes_update(k, v); }
+  bool bytes_remove(std::string_view k) { std::lock_guard l(*mu); return t.bytes_remove(k); }
+  size_t bytes_scan(std::string_view k, uint32_t n, record_buffer& out) {
+    std::lock_guard l(*mu);
+    return t.bytes_scan(k, n, out);
+  }
 };
 
 struct plugin_target {
   tree_api* t;
   std::mutex* mu = nullptr;  // global-lock mode
+  size_t value_size = 8;     // what find() writes (tree_options_t::value_size)
   template <class F>
   auto lock_if(F&& f) -> decltype(f()) {
     if (!mu) return f();
     std::lock_guard l(*mu);
     return f();
   }
-  bool read(uint64_t k) {
+  read_result read(uint64_t k) {
     char kb[8], out[64];
     key_bytes(k, kb);
-    return lock_if([&] { return t->find(kb, 8, out); });
+    uint64_t v = 0;
+    bool found = lock_if([&] { return t->find(kb, 8, out); });
+    if (found) std::memcpy(&v, out, 8);
+    return {found, found && !u64_value_ok(k, v)};
   }
   bool insert(uint64_t k, uint64_t v) {
     char kb[8];
@@ -76,17 +119,39 @@ struct plugin_target {
     int r = lock_if([&] { return t->scan(kb, 8, static_cast<int>(n), out); });
     return r > 0 ? static_cast<size_t>(r) : 0;
   }
-  bool rmw(uint64_t k, uint64_t v) {
+  bool rmw(uint64_t k, uint64_t seq) {
     char kb[8];
     key_bytes(k, kb);
     return lock_if([&] {
+      char out[64];
       uint64_t old = 0;
-      if (!t->find(kb, 8, reinterpret_cast<char*>(&old))) return false;
-      old ^= v;
+      if (!t->find(kb, 8, out)) return false;
+      std::memcpy(&old, out, 8);
+      old ^= seq << 32;
       return t->update(kb, 8, reinterpret_cast<const char*>(&old), 8);
     });
   }
 
+  // PiBench's find() writes value_size bytes and does not say how many: the
+  // value read back has the run's value size.
+  bool bytes_read(std::string_view k, std::string* out) {
+    out->resize(value_size);
+    return lock_if([&] { return t->find(k.data(), k.size(), out->data()); });
+  }
+  bool bytes_insert(std::string_view k, std::string_view v) {
+    return lock_if([&] { return t->insert(k.data(), k.size(), v.data(), v.size()); });
+  }
+  bool bytes_update(std::string_view k, std::string_view v) {
+    return lock_if([&] { return t->update(k.data(), k.size(), v.data(), v.size()); });
+  }
+  bool bytes_remove(std::string_view k) {
+    return lock_if([&] { return t->remove(k.data(), k.size()); });
+  }
+  size_t bytes_scan(std::string_view k, uint32_t n, record_buffer&) {
+    char* out = nullptr;
+    int r = lock_if([&] { return t->scan(k.data(), k.size(), static_cast<int>(n), out); });
+    return r > 0 ? static_cast<size_t>(r) : 0;
+  }
 };
 
 }  // namespace pmindex::bench

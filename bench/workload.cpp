@@ -120,7 +120,8 @@ uint64_t op_generator::draw_id() {
   return 0;
 }
 
-void op_generator::fill(op* out, size_t count) {
+size_t op_generator::fill(op* out, size_t count) {
+  if (exhausted_) return 0;
   if (p_.w.dist == distribution::latest) latest_zipf_.init(p_.prefill + own_inserts_, p_.w.theta);
   // Exact counts per type: each type carries its quota (share * ops so far
   // minus ops given); a batch gives floor(quota) of each, and the few slots
@@ -156,13 +157,21 @@ void op_generator::fill(op* out, size_t count) {
     o.pad = 0;
     o.sampled = p_.sample_every && sample_r_.below(p_.sample_every) == 0;
     if (o.type == op_type::insert && !p_.random_inserts) {
-      o.key = p_.keys(insert_id(own_inserts_++));
+      const uint64_t id = insert_id(own_inserts_);
+      if (id >= p_.id_limit) {
+        exhausted_ = true;
+        return i;
+      }
+      ++own_inserts_;
+      o.key = p_.emit_ids ? id : p_.keys(id);
       continue;
     }
-    o.key = p_.keys(draw_id());
+    const uint64_t id = draw_id();
+    o.key = p_.emit_ids ? id : p_.keys(id);
     if (o.type == op_type::scan)
       o.len = p_.w.scan_uniform ? 1 + static_cast<uint32_t>(r_.below(p_.w.scan_size)) : p_.w.scan_size;
   }
+  return count;
 }
 
 }  // namespace pmindex::bench

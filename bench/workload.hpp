@@ -75,11 +75,16 @@ class op_generator {
     uint32_t sample_every = 64;  // 1 in sample_every ops is timed (0: none)
     bool random_inserts = false; // inserts draw ids like removes (not fresh)
     uint64_t first_insert = 0;   // first fresh id (0: prefill); later phases start past earlier inserts
+    bool emit_ids = false;       // op::key is the record id, not its u64 key (the byte path)
+    uint64_t id_limit = UINT64_MAX;  // ids a fresh insert may take (a dataset's size)
   };
   explicit op_generator(const params& p);
 
-  // Fills out[0..count) with the next operations.
-  void fill(op* out, size_t count);
+  // Fills out[0..count) with the next operations; returns how many, fewer
+  // than count only when fresh inserts ran out of ids (id_limit): the ops
+  // from the one that would have exceeded it on are not generated.
+  size_t fill(op* out, size_t count);
+  bool exhausted() const noexcept { return exhausted_; }
   // Fresh inserts generated so far by this thread.
   uint64_t inserts_generated() const noexcept { return own_inserts_; }
   // The id of this thread's j-th insert.
@@ -100,6 +105,7 @@ class op_generator {
   uint64_t generated_ = 0;  // ops generated so far
   uint64_t own_inserts_ = 0;
   uint64_t scramble_;
+  bool exhausted_ = false;
 };
 
 }  // namespace pmindex::bench

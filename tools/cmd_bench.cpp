@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "null_index.hpp"
+#include "plan.hpp"
 #include "pmindex/error.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -23,7 +24,7 @@ namespace pmindex::cli {
 // The `null` index is the harness's own; the command line registers it so
 // `pmindex list` and `--index null` see it (the core library does not).
 static const bool k_null_registered = [] {
-  register_index(bench::make_null_entry());
+  bench::register_null_index();
   return true;
 }();
 
@@ -127,6 +128,8 @@ int cmd_bench(args& a) {
   base.sample_every = static_cast<uint32_t>(a.u64("latency-sample", 64));
   base.window_ms = static_cast<uint32_t>(a.u64("window-ms", 100));
   std::string uni = a.str("universe", "sparse");
+  base.dataset = a.str("dataset", "u64");
+  base.value_size = static_cast<uint32_t>(a.u64("value-size", 8, 0, uint64_t{1} << 30));
   std::string par = a.str("parallel", "shared");
   base.recover = a.flag("recover");
   base.check = !a.flag("no-check");
@@ -222,37 +225,12 @@ int cmd_bench(args& a) {
     if (scan_uniform) w.scan_uniform = true;
   }
 
-  // Indexes: a list, or every registered one.
-  std::vector<std::string> indexes;
+  // Indexes: a list, or every registered one; the dataset, made once.
   const bool all = index_list == "all";
-  if (!base.plugin.empty()) {
-    indexes = {"plugin"};
-  } else if (all) {
-    for (auto& e : registered_indexes()) indexes.push_back(e->name);
-  } else {
-    indexes = split(index_list);
-    for (auto& n : indexes)
-      if (!find_index(n)) throw error(errc::usage, "unknown index '" + n + "' (see `pmindex list`)");
-  }
-  if (!pool_size_given) {
-    // Room for the prefill and the run's inserts at a generous 512 B per
-    // record, at least 256 MiB, at most the 1 GiB default... unless needed.
-    double ins = 0;
-    for (auto& w : wls) ins = std::max(ins, w.mix[1] / std::max(1e-9, [&] {
-                                     double s = 0;
-                                     for (double f : w.mix) s += f;
-                                     return s;
-                                   }()));
-    double est_ops = base.ops ? static_cast<double>(base.ops) : base.seconds * 4e6 * base.threads;
-    double recs = static_cast<double>(base.records) + ins * est_ops;
-    if (base.parallel == bench::parallel_mode::instance) recs = static_cast<double>(base.records) + ins * est_ops / base.threads;
-    // Random inserts draw from the key space: at most key_space records.
-    if (base.random_inserts) recs = static_cast<double>(std::max(base.records, base.key_space));
-    uint64_t want = static_cast<uint64_t>(recs * 512) + (uint64_t{64} << 20);
-    base.base.pool_size = std::max<uint64_t>(want, uint64_t{256} << 20);
-    base.base.pool_size = (base.base.pool_size + (uint64_t{1} << 20) - 1) & ~((uint64_t{1} << 20) - 1);
-  }
-
+  std::vector<std::string> indexes = base.plugin.empty() ? bench::select_indexes(index_list)
+                                                         : std::vector<std::string>{"plugin"};
+  base.data = bench::make_dataset(base.dataset, base.seed, base.universe);
+  if (!pool_size_given) base.base.pool_size = bench::default_pool_size(base, wls);
   std::vector<bench::run_result> results;
   std::vector<std::string> skipped, errors;
   bool failed = false;
@@ -260,21 +238,11 @@ int cmd_bench(args& a) {
     bench::run_config cfg = base;
     if (base.plugin.empty()) {
       cfg.index = name;
-      auto e = find_index(name);
-      bool ok = false;
-      for (auto m : e->modes) ok |= m == cfg.base.mode;
-      if (!ok) {
-        bool has_dram = false;
-        for (auto m : e->modes) has_dram |= m == pm::mode::dram;
-        if (!mode_given && has_dram) {
-          cfg.base.mode = pm::mode::dram;  // volatile baselines
-        } else if (all) {
-          skipped.push_back(name + " (no mode " + std::string(pm::to_string(cfg.base.mode)) + ")");
-          continue;
-        } else {
-          throw error(errc::unsupported, "index " + name + " does not support mode " +
-                                             std::string(pm::to_string(cfg.base.mode)));
-        }
+      auto fit = bench::fit_to_index(cfg, mode_given);
+      if (!fit) {
+        if (fit.mode && !all) throw error(errc::unsupported, "index " + name + ": " + fit.reason);
+        skipped.push_back(name + " (" + fit.reason + ")");
+        continue;
       }
     }
     if (same_index) {  // one prefill, the workloads as phases
@@ -340,6 +308,8 @@ int cmd_bench(args& a) {
       opts.set("latency_sample", base.sample_every);
       opts.set("window_ms", base.window_ms);
       opts.set("universe", uni);
+      opts.set("dataset", base.dataset);
+      opts.set("value_size", base.value_size);
       opts.set("parallel", par);
       opts.set("mode", std::string(pm::to_string(base.base.mode)));
       opts.set("flush", std::string(pm::to_string(base.base.flush)));
