@@ -1,9 +1,11 @@
 // pmindex info | load | verify
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 #include "commands.hpp"
+#include "json.hpp"
 #include "pmindex/error.hpp"
 
 namespace pmindex::cli {
@@ -25,12 +27,19 @@ int cmd_info(args& a) {
   char when[64];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::gmtime(&ct));
   if (json) {
-    std::printf("{\"pool\":\"%s\",\"format_version\":%u,\"index\":\"%s\",\"params\":\"%s\",\"size\":%" PRIu64
-                ",\"heap_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 ",\"clean\":%s,\"opens\":%" PRIu64
-                ",\"created\":\"%s\"}\n",
-                po.path.c_str(), h.format_version, h.index_name, h.index_params, h.pool_size,
-                h.nchunks * h.chunk_size, clean ? h.used_at_close : u.used_bytes, clean ? "true" : "false",
-                h.open_count, when);
+    // One line, as before (scripts read it with a JSON parser).
+    auto j = bench::json::value::object();
+    j.set("pool", po.path);
+    j.set("format_version", static_cast<uint64_t>(h.format_version));
+    j.set("index", std::string(h.index_name, strnlen(h.index_name, sizeof h.index_name)));
+    j.set("params", std::string(h.index_params, strnlen(h.index_params, sizeof h.index_params)));
+    j.set("size", static_cast<uint64_t>(h.pool_size));
+    j.set("heap_bytes", static_cast<uint64_t>(h.nchunks * h.chunk_size));
+    j.set("used_bytes", static_cast<uint64_t>(clean ? h.used_at_close : u.used_bytes));
+    j.set("clean", clean);
+    j.set("opens", static_cast<uint64_t>(h.open_count));
+    j.set("created", std::string(when));
+    std::fputs(j.dump(0).c_str(), stdout);
   } else {
     std::printf("pool      %s\nformat    %u\nindex     %s\nparams    %s\nsize      %" PRIu64
                 " bytes (heap %" PRIu64 ")\nused      %s\nshutdown  %s\nopens     %" PRIu64

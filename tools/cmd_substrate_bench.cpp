@@ -15,6 +15,7 @@
 #include <ctime>
 #include <cinttypes>
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "json.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/pm/pool.hpp"
 
@@ -298,26 +300,38 @@ void bench_persist(std::vector<figure>& out, const std::string& dir, int repeat)
 }
 
 void write_json(const std::string& file, const std::vector<figure>& figs, int repeat, uint64_t blocks) {
-  FILE* f = std::fopen(file.c_str(), "w");
-  if (!f) throw error(errc::io, "cannot write " + file);
   char host[256] = "?";
   gethostname(host, sizeof host);
   // The machine may be shared: its load average goes with the figures.
   double load[3] = {0, 0, 0};
   getloadavg(load, 3);
-  std::fprintf(f, "{\n  \"context\": {\"host\": \"%s\", \"cpus\": %u, \"flush\": \"%s\", \"repeat\": %d, \"blocks\": %" PRIu64
-                  ", \"loadavg_1min\": %.2f, \"clock\": \"%s\"},\n  \"figures\": [\n",
-               host, std::thread::hardware_concurrency(), std::string(pm::to_string(pm::best_flush())).c_str(), repeat,
-               blocks, load[0], g_wall_clock ? "wall" : "thread-cpu");
-  for (size_t i = 0; i < figs.size(); ++i) {
-    auto& g = figs[i];
-    std::fprintf(f, "    {\"group\": \"%s\", \"name\": \"%s\", \"unit\": \"%s\", \"median\": %.3f, \"samples\": [",
-                 g.group.c_str(), g.name.c_str(), g.unit.c_str(), median(g.samples));
-    for (size_t j = 0; j < g.samples.size(); ++j) std::fprintf(f, "%s%.3f", j ? ", " : "", g.samples[j]);
-    std::fprintf(f, "]}%s\n", i + 1 < figs.size() ? "," : "");
+  using bench::json::value;
+  auto ctx = value::object();
+  ctx.set("host", std::string(host));
+  ctx.set("cpus", std::thread::hardware_concurrency());
+  ctx.set("flush", std::string(pm::to_string(pm::best_flush())));
+  ctx.set("repeat", repeat);
+  ctx.set("blocks", blocks);
+  ctx.set("loadavg_1min", load[0]);
+  ctx.set("clock", g_wall_clock ? "wall" : "thread-cpu");
+  auto arr = value::array();
+  for (auto& g : figs) {
+    auto f = value::object();
+    f.set("group", g.group);
+    f.set("name", g.name);
+    f.set("unit", g.unit);
+    f.set("median", median(g.samples));
+    auto s = value::array();
+    for (double x : g.samples) s.push(x);
+    f.set("samples", s);
+    arr.push(f);
   }
-  std::fprintf(f, "  ]\n}\n");
-  std::fclose(f);
+  auto doc = value::object();
+  doc.set("context", ctx);
+  doc.set("figures", arr);
+  std::ofstream out(file);
+  out << doc.dump();
+  if (!out) throw error(errc::io, "cannot write " + file);
 }
 
 }  // namespace

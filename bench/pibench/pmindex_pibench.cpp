@@ -13,13 +13,21 @@
 //                       starting fresh
 //   PMINDEX_KEEP_POOL=1 leave the pool file when the tree is destroyed
 // Starting fresh removes an existing file at the pool path only when it is a
-// pmindex pool. Keys: 8 bytes, big-endian (PiBench's layout); values: 8
-// bytes. Errors are printed to stderr and create_tree returns null.
+// pmindex pool. Keys and values: key_size 8 and value_size 8 (PiBench's
+// default) use the u64 calls (keys big-endian, PiBench's layout: the fast
+// path); any other sizes create the index with keys=bytes (unless
+// PMINDEX_PARAMS says keys=) and use the byte calls with the key_sz and
+// value_sz of each call. find() writes the value (value_size bytes, zero
+// padded if the stored one is shorter); scan() lays out each record as its
+// key then its value, each padded with zeros to key_size and value_size (so
+// a record is key_size + value_size bytes, as PiBench expects). Errors are
+// printed to stderr and create_tree returns null.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
 #include <memory>
@@ -75,6 +83,7 @@ class pmindex_tree final : public tree_api {
  public:
   pmindex_tree(std::unique_ptr<pmindex::index> idx, bool serialize, std::string remove_path)
       : idx_(std::move(idx)), serialize_(serialize), remove_path_(std::move(remove_path)) {}
+
   ~pmindex_tree() override {
     idx_.reset();  // clean close
     if (!remove_path_.empty()) ::unlink(remove_path_.c_str());
@@ -137,14 +146,83 @@ class pmindex_tree final : public tree_api {
   std::string remove_path_;
 };
 
+// Keys and values of other sizes: the byte calls.
+class pmindex_bytes_tree final : public tree_api {
+ public:
+  pmindex_bytes_tree(std::unique_ptr<pmindex::index> idx, bool serialize, std::string remove_path, size_t key_size,
+                     size_t value_size)
+      : idx_(std::move(idx)),
+        serialize_(serialize),
+        remove_path_(std::move(remove_path)),
+        key_size_(key_size),
+        value_size_(value_size) {}
+  ~pmindex_bytes_tree() override {
+    idx_.reset();
+    if (!remove_path_.empty()) ::unlink(remove_path_.c_str());
+  }
+  bool find(const char* key, size_t key_sz, char* value_out) override {
+    static thread_local std::string v;
+    bool found;
+    {
+      auto l = lock();
+      found = idx_->lookup(std::string_view(key, key_sz), &v);
+    }
+    if (!found) return false;
+    size_t n = std::min(v.size(), value_size_);
+    std::memcpy(value_out, v.data(), n);
+    std::memset(value_out + n, 0, value_size_ - n);
+    return true;
+  }
+  bool insert(const char* key, size_t key_sz, const char* value, size_t value_sz) override {
+    auto l = lock();
+    return idx_->insert(std::string_view(key, key_sz), std::string_view(value, value_sz));
+  }
+  bool update(const char* key, size_t key_sz, const char* value, size_t value_sz) override {
+    auto l = lock();
+    return idx_->update(std::string_view(key, key_sz), std::string_view(value, value_sz));
+  }
+  bool remove(const char* key, size_t key_sz) override {
+    auto l = lock();
+    return idx_->remove(std::string_view(key, key_sz));
+  }
+  int scan(const char* key, size_t key_sz, int scan_sz, char*& values_out) override {
+    static thread_local record_buffer recs;
+    static thread_local std::vector<char> out;
+    values_out = nullptr;
+    if (scan_sz <= 0) return 0;
+    recs.clear();
+    {
+      auto l = lock();
+      idx_->scan(std::string_view(key, key_sz), static_cast<size_t>(scan_sz), recs);
+    }
+    const size_t stride = key_size_ + value_size_;
+    out.assign(recs.size() * stride, 0);
+    for (size_t i = 0; i < recs.size(); ++i) {
+      auto k = recs.key(i), v = recs.value(i);
+      std::memcpy(&out[i * stride], k.data(), std::min(k.size(), key_size_));
+      std::memcpy(&out[i * stride + key_size_], v.data(), std::min(v.size(), value_size_));
+    }
+    values_out = out.data();
+    return static_cast<int>(recs.size());
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock() {
+    return serialize_ ? std::unique_lock<std::mutex>(mu_) : std::unique_lock<std::mutex>();
+  }
+  std::unique_ptr<pmindex::index> idx_;
+  bool serialize_;
+  std::mutex mu_;
+  std::string remove_path_;
+  size_t key_size_, value_size_;
+};
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) tree_api* create_tree(const tree_options_t& opt) {
   try {
-    if (opt.key_size != 8 || opt.value_size != 8)
-      throw error(errc::unsupported, "pmindex indexes take 8-byte keys and 8-byte values (got key_size " +
-                                         std::to_string(opt.key_size) + ", value_size " +
-                                         std::to_string(opt.value_size) + ")");
+    const bool bytes = opt.key_size != 8 || opt.value_size != 8;
+    if (opt.key_size == 0) throw error(errc::usage, "key_size 0");
     options o;
     o.index = env("PMINDEX_INDEX", "canary");
     auto e = find_index(o.index);
@@ -161,6 +239,16 @@ extern "C" __attribute__((visibility("default"))) tree_api* create_tree(const tr
     o.pool_path = env("PMINDEX_POOL", opt.pool_path.empty() ? "/dev/shm/pmindex-pibench.pool" : opt.pool_path);
     o.pool_size = size_arg(env("PMINDEX_POOL_SIZE", opt.pool_size ? std::to_string(opt.pool_size) : "1G"));
     o.params = env("PMINDEX_PARAMS", "");
+    if (bytes) {
+      if (!e->supports(key_kind::bytes))
+        throw error(errc::unsupported, o.index + " takes only 8-byte keys and values (got key_size " +
+                                           std::to_string(opt.key_size) + ", value_size " +
+                                           std::to_string(opt.value_size) + ")");
+      if (opt.key_size > e->max_key || opt.value_size > e->max_value)
+        throw error(errc::unsupported, o.index + " takes keys up to " + std::to_string(e->max_key) +
+                                           " bytes and values up to " + std::to_string(e->max_value));
+      if (o.params.find("keys=") == std::string::npos) o.params += o.params.empty() ? "keys=bytes" : ",keys=bytes";
+    }
     o.quiet = true;
     const bool reopen = env("PMINDEX_REOPEN", "0") == "1";
     const bool keep = env("PMINDEX_KEEP_POOL", "0") == "1";
@@ -178,7 +266,9 @@ extern "C" __attribute__((visibility("default"))) tree_api* create_tree(const tr
     }
     auto idx = open(o);
     bool serialize = !e->concurrent && opt.num_threads > 1;
-    return new pmindex_tree(std::move(idx), serialize, file && !keep ? o.pool_path : std::string());
+    std::string remove = file && !keep ? o.pool_path : std::string();
+    if (bytes) return new pmindex_bytes_tree(std::move(idx), serialize, remove, opt.key_size, opt.value_size);
+    return new pmindex_tree(std::move(idx), serialize, remove);
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "libpmindex_pibench: %s\n", ex.what());
     return nullptr;
