@@ -14,10 +14,10 @@
 //
 // so distinct ids give distinct keys as long as rendering is injective, which
 // each grammar guarantees by construction (see dataset_gen.cpp):
-//   - a word is a syllable code, (consonant vowel)^s consonant, so a run of
-//     letters splits into words in one way only (no word is a prefix of
-//     another: a word ends at the consonant not followed by a vowel); its
-//     case (lower, Capitalised, UPPER) is read back from the letters;
+//   - a word is a syllable code, (consonant vowel)^s consonant, and starts
+//     with a consonant, so a run of letters splits into words in one way
+//     only (a word ends at the first consonant no vowel follows); its case
+//     (lower, Capitalised, UPPER) is read back from the letters;
 //   - a number is decimal without leading zeros;
 //   - fields that could run together are kept apart by separator literals,
 //     and no two templates of a grammar render the same separators, case

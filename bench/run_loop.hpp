@@ -324,9 +324,8 @@ void run_slice(T& tgt, thread_ctx& c, shared_state& s) {
     if (c.counted && c.budget - done < n) n = static_cast<size_t>(c.budget - done);
     n = c.gen->fill(c.batch.data(), n);  // untimed
     if constexpr (Bytes) make_byte_batch(c, n, done);
-    if (n == 0) {  // fresh inserts ran out of the dataset's keys: the run ends
+    if (n == 0) {  // fresh inserts ran out of the dataset's keys: this thread ends
       c.exhausted = true;
-      s.stop = true;
       break;
     }
     const double c0 = thread_cpu_seconds();

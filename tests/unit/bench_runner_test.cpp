@@ -2,6 +2,9 @@
 // and catches an index that loses or invents records.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -56,6 +59,100 @@ class fibbing_index final : public u64_index {
   int64_t skew_;
 };
 
+// A byte-keyed map that can lie about values (`lie`: lookups return the
+// value with its last byte flipped) and counts key comparisons as an extra
+// "key_compares" in stats() (`compares`).
+class byte_map_index final : public bytes_index {
+ public:
+  byte_map_index(pm::pool& p, bool lie, bool compares) : bytes_index(p), lie_(lie), compares_(compares) {}
+  using bytes_index::insert, bytes_index::update, bytes_index::remove, bytes_index::lookup, bytes_index::scan;
+  bool insert(std::string_view k, std::string_view v) override {
+    std::lock_guard l(mu_);
+    count();
+    return m_.emplace(std::string(k), std::string(v)).second;
+  }
+  bool update(std::string_view k, std::string_view v) override {
+    std::lock_guard l(mu_);
+    count();
+    auto it = m_.find(std::string(k));
+    if (it == m_.end()) return false;
+    it->second = v;
+    return true;
+  }
+  bool remove(std::string_view k) override {
+    std::lock_guard l(mu_);
+    count();
+    return m_.erase(std::string(k)) > 0;
+  }
+  bool lookup(std::string_view k, std::string* v) override {
+    std::lock_guard l(mu_);
+    count();
+    auto it = m_.find(std::string(k));
+    if (it == m_.end()) return false;
+    if (v) {
+      *v = it->second;
+      if (lie_ && !v->empty()) v->back() ^= 1;
+    }
+    return true;
+  }
+  size_t scan(std::string_view from, size_t n, record_buffer& out) override {
+    std::lock_guard l(mu_);
+    size_t i = 0;
+    for (auto it = m_.lower_bound(std::string(from)); it != m_.end() && i < n; ++it, ++i) out.push_back(it->first, it->second);
+    return i;
+  }
+  check_result check() override { return {}; }
+  void trace(pm::pool::trace_sink&) override {}
+  index_stats stats() override {
+    std::lock_guard l(mu_);
+    index_stats s;
+    s.records = m_.size();
+    if (compares_) s.extra.emplace_back("key_compares", static_cast<double>(compares_done_));
+    return s;
+  }
+
+ private:
+  void count() { compares_done_ += 10; }  // pretend: 10 per operation
+  std::mutex mu_;
+  std::map<std::string, std::string> m_;
+  bool lie_, compares_;
+  uint64_t compares_done_ = 0;
+};
+
+// A u64 map whose lookups return a value one off (the u64 path's check).
+class lying_u64_index final : public u64_index {
+ public:
+  explicit lying_u64_index(pm::pool& p) : u64_index(p) {}
+  bool insert(uint64_t k, uint64_t v) override { std::lock_guard l(mu_); return m_.emplace(k, v).second; }
+  bool update(uint64_t k, uint64_t v) override {
+    std::lock_guard l(mu_);
+    auto it = m_.find(k);
+    if (it == m_.end()) return false;
+    it->second = v;
+    return true;
+  }
+  bool remove(uint64_t k) override { std::lock_guard l(mu_); return m_.erase(k) > 0; }
+  std::optional<uint64_t> lookup(uint64_t k) override {
+    std::lock_guard l(mu_);
+    auto it = m_.find(k);
+    if (it == m_.end()) return std::nullopt;
+    return it->second + 1;
+  }
+  size_t scan(uint64_t from, size_t n, record* out) override {
+    std::lock_guard l(mu_);
+    size_t i = 0;
+    for (auto it = m_.lower_bound(from); it != m_.end() && i < n; ++it) out[i++] = {it->first, it->second};
+    return i;
+  }
+  check_result check() override { return {}; }
+  void trace(pm::pool::trace_sink&) override {}
+  index_stats stats() override { std::lock_guard l(mu_); return {m_.size()}; }
+
+ private:
+  std::mutex mu_;
+  std::map<uint64_t, uint64_t> m_;
+};
+
 void register_fibbers() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -69,6 +166,27 @@ void register_fibbers() {
       };
       register_index(e);
     }
+    for (int v = 0; v < 3; ++v) {
+      index_entry e;
+      e.name = v == 0 ? "bench-test-bytes" : v == 1 ? "bench-test-bytes-liar" : "bench-test-bytes-counting";
+      e.description = "bench runner test";
+      e.modes = {pm::mode::dram};
+      e.key_kinds = {key_kind::bytes};
+      e.max_key = 4096;
+      e.max_value = 1 << 20;
+      e.factory = [v](pm::pool& p, open_kind, const index_config&) -> std::unique_ptr<index> {
+        return std::make_unique<byte_map_index>(p, v == 1, v == 2);
+      };
+      register_index(e);
+    }
+    index_entry e;
+    e.name = "bench-test-u64-liar";
+    e.description = "bench runner test";
+    e.modes = {pm::mode::dram};
+    e.factory = [](pm::pool& p, open_kind, const index_config&) -> std::unique_ptr<index> {
+      return std::make_unique<lying_u64_index>(p);
+    };
+    register_index(e);
   });
 }
 
@@ -180,6 +298,79 @@ TEST(BenchRunner, RangeThreadsRandomInsertsSpreadPrefill) {
   EXPECT_LT(ins.ok, ins.done);          // about half the keys are present
   EXPECT_GT(rd.ok, rd.done / 4);        // and about half the reads hit
   EXPECT_LT(rd.ok, rd.done * 3 / 4);
+}
+
+// The byte path: every generated dataset and a value size other than 8 run
+// on a byte index with every operation type, and every record and value checks.
+TEST(BenchRunner, ByteDatasetsAccountForEveryRecordAndValue) {
+  register_fibbers();
+  for (const char* ds : {"names", "wiki", "urls", "u64-bytes"}) {
+    for (uint32_t vs : {8u, 100u}) {
+      auto c = small("bench-test-bytes", "ycsb-a");
+      c.dataset = ds;
+      c.value_size = vs;
+      c.w.mix[static_cast<unsigned>(op_type::insert)] = 0.1;
+      c.w.mix[static_cast<unsigned>(op_type::remove)] = 0.1;
+      c.w.mix[static_cast<unsigned>(op_type::scan)] = 0.1;
+      c.w.mix[static_cast<unsigned>(op_type::rmw)] = 0.1;
+      auto r = run(c);
+      EXPECT_FALSE(r.failed) << ds << " " << vs << ": " << r.failure;
+      EXPECT_EQ(r.all.done, 20000u);
+      EXPECT_EQ(r.expected_records, r.scanned_records) << ds;
+      EXPECT_GT(r.per_op[static_cast<unsigned>(op_type::read)].ok, 0u);
+      EXPECT_EQ(r.bad_values, 0u);
+    }
+  }
+}
+
+// Lookups check values: an index that returns a wrong value fails the run,
+// on the byte path and on the u64 path.
+TEST(BenchRunner, WrongValuesAreCaught) {
+  register_fibbers();
+  auto c = small("bench-test-bytes-liar", "ycsb-c");
+  c.dataset = "names";
+  c.value_size = 24;
+  auto r = run(c);
+  EXPECT_TRUE(r.failed);
+  EXPECT_NE(r.failure.find("lookups found a value the record never had"), std::string::npos) << r.failure;
+  auto u = run(small("bench-test-u64-liar", "ycsb-f"));
+  EXPECT_TRUE(u.failed);
+  EXPECT_GT(u.bad_values, 0u);
+  // The honest u64 map passes with updates and read-modify-writes in the mix.
+  auto h = run(small("bench-test-honest", "ycsb-f"));
+  EXPECT_FALSE(h.failed) << h.failure;
+}
+
+TEST(BenchRunner, KeyComparisonsOnlyWhenTheIndexCountsThem) {
+  register_fibbers();
+  auto c = small("bench-test-bytes-counting", "ycsb-c");
+  c.dataset = "wiki";
+  auto r = run(c);
+  EXPECT_FALSE(r.failed) << r.failure;
+  EXPECT_NEAR(r.key_compares_per_op, 10.0, 0.01);
+  c.index = "bench-test-bytes";
+  EXPECT_LT(run(c).key_compares_per_op, 0);
+}
+
+// A dataset of few keys: fresh inserts run out, the run ends early with a
+// note instead of reusing keys (and nothing fails).
+TEST(BenchRunner, AFiniteDatasetEndsTheRunWhenInsertsUseItUp) {
+  register_fibbers();
+  std::string path = "/dev/shm/pmindex-bench-runner-test-" + std::to_string(::getpid()) + ".txt";
+  {
+    std::ofstream f(path);
+    for (int i = 0; i < 6000; ++i) f << "k" << i << "\n";
+  }
+  auto c = small("bench-test-bytes", "ycsb-d");  // 5% inserts
+  c.dataset = "file:" + path;
+  c.ops = 0;
+  c.seconds = 30;  // ends long before: 1000 fresh keys, each thread until its share is used
+  auto r = run(c);
+  ::unlink(path.c_str());
+  EXPECT_FALSE(r.failed) << r.failure;
+  EXPECT_TRUE(r.exhausted);
+  EXPECT_EQ(r.per_op[static_cast<unsigned>(op_type::insert)].ok, 1000u);
+  EXPECT_EQ(r.expected_records, 6000u);
 }
 
 }  // namespace
