@@ -59,6 +59,48 @@ PY
 # Zipfian over a 2^63 key space sets up at once (draws mostly miss).
 "$PM" bench --index null --workload ycsb-c --key-space 2^63 "${small[@]}" > /dev/null || fail "2^63 key space"
 
+# Datasets: `pmindex keys` on every generator; the byte path on a byte index
+# (canary takes only u64 keys: skipped, not failed); a .gz key file; scans.
+for d in names wiki urls u64-bytes; do
+  "$PM" keys --dataset $d -n 20000 > "$DIR/keys.txt" || fail "keys --dataset $d exited $?"
+  grep -q "all distinct" "$DIR/keys.txt" || fail "keys --dataset $d: not all distinct"
+done
+"$PM" keys --dataset urls -n 1000 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["keys"]==1000 and d["duplicates"]==0, d' \
+  || fail "keys --json"
+"$PM" bench --index stdmap,canary --dataset names --value-size 100 --workload ycsb-a,scan=1:100 "${small[@]}" \
+  --json "$DIR/names.json" > "$DIR/names.txt" || fail "bench --dataset names exited $?"
+cat "$DIR/names.txt"
+[ "$(grep -c ' ok$' "$DIR/names.txt")" -eq 2 ] || fail "names: expected 2 checked rows"
+grep -q "^skipped: canary (takes no byte keys" "$DIR/names.txt" || fail "canary not reported as skipped"
+python3 - "$DIR/names.json" <<'PY' || fail "dataset and value size in the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['context']['options']['dataset'] == 'names' and d['context']['options']['value_size'] == 100
+for r in d['results']:
+    assert r['dataset'] == 'names' and r['value_size'] == 100 and r['byte_path'], r
+    assert r['check']['bad_values'] == 0
+PY
+printf 'delta\nalpha\n\nbravo\r\nalpha\ncharlie\n' | gzip > "$DIR/k.txt.gz"
+for i in $(seq 1 3000); do echo "key$i"; done | gzip >> "$DIR/k.txt.gz"
+"$PM" bench --index stdmap --dataset "file:$DIR/k.txt.gz" -n 2000 -p 4000 -t 2 --pool "$DIR/p.pool" --no-progress \
+  --workload ycsb-b > "$DIR/file.txt" 2> "$DIR/file.err" || fail "bench --dataset file:.gz exited $?"
+grep -q "3004 keys (1 duplicates and 1 empty lines dropped)" "$DIR/file.err" || fail "no load line: $(cat "$DIR/file.err")"
+grep -q ' ok$' "$DIR/file.txt" || fail "file dataset row not checked"
+PMINDEX_INDEX=stdmap "$PM" bench --plugin "$PLUGIN" --dataset u64-bytes --value-size 64 --workload ycsb-e "${small[@]}" \
+  > "$DIR/plugb.txt" || fail "plugin with byte keys exited $?"
+grep -q ' ok$' "$DIR/plugb.txt" || fail "plugin byte rows not checked ok"
+# Dataset errors: documented exit codes, one line each.
+"$PM" keys --dataset nosuch > /dev/null 2> "$DIR/e.txt"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l < "$DIR/e.txt")" -eq 1 ] || fail "unknown dataset: exit $rc, $(cat "$DIR/e.txt")"
+"$PM" keys --dataset "file:$DIR/none.txt" > /dev/null 2>&1; rc=$?
+[ $rc -eq 3 ] || fail "missing key file: expected exit code 3, got $rc"
+printf 'a\0b\n' > "$DIR/bin.txt"
+"$PM" keys --dataset "file:$DIR/bin.txt" > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "binary key file: expected exit code 2, got $rc"
+: > "$DIR/empty.txt"
+"$PM" keys --dataset "file:$DIR/empty.txt" > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "empty key file: expected exit code 2, got $rc"
+
 # Never touch a file that is not the harness's pool.
 echo "precious" > "$DIR/x.pool"
 "$PM" bench --index canary -n 1000 -p 1000 --no-progress --pool "$DIR/x.pool" > /dev/null 2>&1
