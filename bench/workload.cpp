@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "pmindex/error.hpp"
 
 namespace pmindex::bench {
 
@@ -68,6 +72,61 @@ std::optional<workload> preset(std::string_view name) {
 
 std::vector<std::string> preset_names() {
   return {"ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "ycsb-f", "read100", "update90insert10"};
+}
+
+// A workload given as its mix, e.g. "read=0.9+insert=0.1" (uniform unless
+// --distribution says otherwise); its name is the spec itself. A scan share
+// may carry its own length, "scan=1:160", so that phases of one --same-index
+// run can scan different lengths; it then wins over --scan-size.
+namespace {
+workload parse_mix(const std::string& spec) {
+  workload w;
+  w.name = spec;
+  w.mix[0] = 0;
+  const char* names[k_nops] = {"read", "insert", "update", "remove", "scan", "rmw"};
+  double sum = 0;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t end = spec.find('+', pos);
+    if (end == std::string::npos) end = spec.size();
+    std::string part = spec.substr(pos, end - pos);
+    size_t eq = part.find('=');
+    unsigned i = 0;
+    while (i < k_nops && (eq == std::string::npos || part.compare(0, eq, names[i]) != 0 ||
+                                 std::strlen(names[i]) != eq))
+      ++i;
+    char* rest = nullptr;
+    double v = eq == std::string::npos ? -1 : std::strtod(part.c_str() + eq + 1, &rest);
+    if (i == static_cast<unsigned>(op_type::scan) && rest && *rest == ':') {
+      char* len_end = nullptr;
+      unsigned long long len = std::strtoull(rest + 1, &len_end, 10);
+      if (len_end != rest + 1 && !*len_end && len >= 1 && len <= 100000) {
+        w.scan_size = static_cast<uint32_t>(len);
+        w.scan_size_given = true;
+        rest = len_end;
+      }
+    }
+    if (i == k_nops || !(v >= 0 && v <= 1) || (rest && *rest))
+      throw error(errc::usage, "bad workload mix '" + spec + "' (e.g. read=0.9+insert=0.1 or scan=1:160; operations "
+                               "read, insert, update, remove, scan[:length], rmw)");
+    w.mix[i] = v;
+    sum += v;
+    pos = end + 1;
+  }
+  if (!(sum > 0)) throw error(errc::usage, "the workload mix '" + spec + "' is empty");
+  return w;
+}
+}  // namespace
+
+workload parse_workload(const std::string& spec) {
+  if (spec.find('=') != std::string::npos) return parse_mix(spec);  // read=0.9+insert=0.1
+  auto p = preset(spec);
+  if (!p) {
+    std::string known;
+    for (auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+    throw error(errc::usage, "unknown --workload '" + spec + "' (" + known + ")");
+  }
+  return *p;
 }
 
 std::string mix_string(const workload& w) {

@@ -50,6 +50,9 @@ struct workload {
 // Presets: ycsb-a .. ycsb-f, read100, update90insert10 (see docs/bench.md).
 std::optional<workload> preset(std::string_view name);
 std::vector<std::string> preset_names();
+// A preset name, or a mix written as "read=0.9+insert=0.1" (uniform; a
+// scan share may carry its length, "scan=1:160"); throws error(usage).
+workload parse_workload(const std::string& spec);
 // "read=0.5,update=0.5"-style summary of the mix.
 std::string mix_string(const workload& w);
 

@@ -65,48 +65,6 @@ double fraction(args& a, const std::string& name, bool& given) {
   return v;
 }
 
-// A workload given as its mix, e.g. "read=0.9+insert=0.1" (uniform unless
-// --distribution says otherwise); its name is the spec itself. A scan share
-// may carry its own length, "scan=1:160", so that phases of one --same-index
-// run can scan different lengths; it then wins over --scan-size.
-bench::workload parse_mix(const std::string& spec) {
-  bench::workload w;
-  w.name = spec;
-  w.mix[0] = 0;
-  const char* names[bench::k_nops] = {"read", "insert", "update", "remove", "scan", "rmw"};
-  double sum = 0;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    size_t end = spec.find('+', pos);
-    if (end == std::string::npos) end = spec.size();
-    std::string part = spec.substr(pos, end - pos);
-    size_t eq = part.find('=');
-    unsigned i = 0;
-    while (i < bench::k_nops && (eq == std::string::npos || part.compare(0, eq, names[i]) != 0 ||
-                                 std::strlen(names[i]) != eq))
-      ++i;
-    char* rest = nullptr;
-    double v = eq == std::string::npos ? -1 : std::strtod(part.c_str() + eq + 1, &rest);
-    if (i == static_cast<unsigned>(bench::op_type::scan) && rest && *rest == ':') {
-      char* len_end = nullptr;
-      unsigned long long len = std::strtoull(rest + 1, &len_end, 10);
-      if (len_end != rest + 1 && !*len_end && len >= 1 && len <= 100000) {
-        w.scan_size = static_cast<uint32_t>(len);
-        w.scan_size_given = true;
-        rest = len_end;
-      }
-    }
-    if (i == bench::k_nops || !(v >= 0 && v <= 1) || (rest && *rest))
-      throw error(errc::usage, "bad workload mix '" + spec + "' (e.g. read=0.9+insert=0.1 or scan=1:160; operations "
-                               "read, insert, update, remove, scan[:length], rmw)");
-    w.mix[i] = v;
-    sum += v;
-    pos = end + 1;
-  }
-  if (!(sum > 0)) throw error(errc::usage, "the workload mix '" + spec + "' is empty");
-  return w;
-}
-
 }  // namespace
 
 int cmd_bench(args& a) {
@@ -190,19 +148,7 @@ int cmd_bench(args& a) {
   std::vector<bench::workload> wls;
   if (wl.empty() && !mix_given) wl = "ycsb-c,update90insert10";
   if (wl.empty()) wls.push_back(bench::workload{});
-  for (auto& name : split(wl)) {
-    if (name.find('=') != std::string::npos) {  // a mix: read=0.9+insert=0.1
-      wls.push_back(parse_mix(name));
-      continue;
-    }
-    auto p = bench::preset(name);
-    if (!p) {
-      std::string known;
-      for (auto& n : bench::preset_names()) known += (known.empty() ? "" : ", ") + n;
-      throw error(errc::usage, "unknown --workload '" + name + "' (" + known + ")");
-    }
-    wls.push_back(*p);
-  }
+  for (auto& name : split(wl)) wls.push_back(bench::parse_workload(name));
   for (auto& w : wls) {
     if (mix_given && w.name.find('=') == std::string::npos) {
       double sum = 0;

@@ -133,7 +133,9 @@ TEST(BenchHistogram, BucketsAreMonotoneAndEdgesConsistent) {
     unsigned b = histogram::bucket_of(v);
     ASSERT_GE(b, prev);
     ASSERT_LE(v, histogram::upper_edge(b));
-    if (b) ASSERT_GT(v, histogram::upper_edge(b - 1));
+    if (b) {
+      ASSERT_GT(v, histogram::upper_edge(b - 1));
+    }
     prev = b;
   }
 }
