@@ -81,13 +81,32 @@ grammar wiki_grammar() {
 // then articles), the rest on many small sites (no "www.", a page or two).
 grammar urls_grammar() {
   grammar g(uint64_t{1} << 50);
-  const auto scheme = [] { return choice({"http://", "https://"}); };
-  const auto tld = [] { return choice({"com", "org", "net", "de", "uk", "io", "info", "fr", "ru", "jp", "nl", "edu"}); };
-  // A big site: "www." + one of 400 names + one of 4 domains; sections: 16.
-  // "www" is not a code word, so big and small sites never meet.
+  const std::vector<std::string> tlds = {"com", "org", "net", "de", "uk", "io", "info", "fr", "ru", "jp", "nl", "edu"};
+  // Hosts: a fixed list each (a crawl holds many pages per host), scheme
+  // and domain chosen per host. Distinct names make distinct hosts; a big
+  // site's host starts with "www." ("www" is not a code word, so big and
+  // small sites never meet); a small site's host has exactly one '.'.
+  const auto hosts = [&](size_t n, bool www, uint64_t salt) {
+    const vocabulary_field names(2 * n, salt);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t h = mix64(salt * 1000003 + i);
+      std::string host = h & 1 ? "https://" : "http://";
+      if (www) host += "www.";
+      names.append(2 * i, host);
+      if (!www && h % 5 == 0) {  // two-word names: "kabo-tunri.com"
+        host += "-";
+        names.append(2 * i + 1, host);
+      }
+      host += "." + (www ? tlds[(h >> 8) % 4] : tlds[(h >> 8) % tlds.size()]);
+      out.push_back(std::move(host));
+    }
+    return choice(std::move(out));
+  };
+  const field big_hosts = hosts(400, true, 1), small_hosts = hosts(4000, false, 2);
+  // A big site: one of its 16 sections, then what the template says.
   const auto big = [&](std::vector<field> path, double w) {
-    std::vector<field> f{scheme(), lit("www."), word(400), lit("."), choice({"com", "org", "net", "de"}), lit("/"),
-                         word(16)};
+    std::vector<field> f{big_hosts, lit("/"), word(16)};
     f.insert(f.end(), path.begin(), path.end());
     g.add(w, f);
   };
@@ -115,22 +134,27 @@ grammar urls_grammar() {
   big({lit("/index.php?option=com_"), word(32), lit("&view="), word(8), lit("&id="), num(0, 0), lit("&Itemid="),
        num(100, 900)},
       0.04);
-  // Small sites: the host (one or two words, or a subdomain) and the path's
-  // separators tell the templates apart.
-  g.add(0.02, {scheme(), word(0), lit("."), tld(), lit("/")});
-  g.add(0.05, {scheme(), word(0), lit("."), tld(), lit("/"), word(0)});
-  g.add(0.07, {scheme(), word(0), lit("-"), word(0), lit("."), tld(), lit("/"), word(0), lit("/"), word(0), lit(".html")});
-  g.add(0.07, {scheme(), word(0), lit("."), tld(), lit("/"), word(0), lit("/"), word(0), lit("/"), word(0)});
-  g.add(0.05, {scheme(), word(0), lit("."), word(0), lit("."), tld(), lit("/"), word(0)});
-  g.add(0.04, {scheme(), word(0), lit("."), tld(), lit("/"), word(0), lit(".php?"), word(0), lit("="), num(0, 0)});
-  g.add(0.08, cat({{scheme(), word(0), lit("."), tld(), lit("/"), word(0), lit("/")}, slug(6), {lit("/")}}));
-  g.add(0.06, cat({{scheme(), word(0), lit("."), tld(), lit("/"), word(0), lit("/"), num(0, 0), lit("/")}, slug(4),
-                   {lit("?ref="), word(0)}}));
+  // Small sites: the path's separators tell the templates apart; a
+  // subdomain host has two '.'.
+  const auto small = [&](std::vector<field> path, double w) {
+    std::vector<field> f{small_hosts};
+    f.insert(f.end(), path.begin(), path.end());
+    g.add(w, f);
+  };
+  small({lit("/")}, 0.02);
+  small({lit("/"), word(0)}, 0.05);
+  small({lit("/"), word(0), lit("/"), word(0), lit(".html")}, 0.07);
+  small({lit("/"), word(0), lit("/"), word(0), lit("/"), word(0)}, 0.07);
+  small({lit("/"), word(0), lit(".php?"), word(0), lit("="), num(0, 0)}, 0.04);
+  small(cat({{lit("/"), word(0), lit("/")}, slug(6), {lit("/")}}), 0.08);
+  small(cat({{lit("/"), word(0), lit("/"), num(0, 0), lit("/")}, slug(4), {lit("?ref="), word(0)}}), 0.06);
+  g.add(0.05, {choice({"http://", "https://"}), word(64), lit("."), word(8000), lit("."), choice(tlds), lit("/"),
+               word(0)});
   // The long tail: tracking links, a fixed list of 20 or 140 parameters
   // (code words with numbers) after the page, the last value free.
   const vocabulary_field names(4096);
   for (int k : {20, 140}) {
-    std::vector<field> f{scheme(), word(0), lit("."), tld(), lit("/"), word(0), lit("?")};
+    std::vector<field> f{small_hosts, lit("/"), word(0), lit("?")};
     std::string params;
     for (int i = 0; i < k; ++i) {
       names.append(static_cast<uint64_t>(i) * 97 % 4096, params);

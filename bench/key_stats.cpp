@@ -71,6 +71,24 @@ key_stats measure_keys(const dataset& d, uint64_t seed, uint64_t n, size_t sampl
   return s;
 }
 
+namespace {
+// Printable ASCII as is, other bytes as \xNN (binary keys, and JSON must
+// stay valid UTF-8 whatever the key bytes are).
+std::string printable(const std::string& x) {
+  std::string shown;
+  for (unsigned char c : x) {
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      shown += static_cast<char>(c);
+    } else {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      shown += b;
+    }
+  }
+  return shown;
+}
+}  // namespace
+
 json::value to_json(const key_stats& s) {
   auto j = json::value::object();
   j.set("dataset", s.dataset);
@@ -89,7 +107,7 @@ json::value to_json(const key_stats& s) {
   j.set("total_bytes", s.total_bytes);
   j.set("mean_shared_prefix", s.mean_prefix);
   auto a = json::value::array();
-  for (auto& x : s.samples) a.push(x);
+  for (auto& x : s.samples) a.push(printable(x));
   j.set("samples", a);
   return j;
 }
@@ -110,18 +128,7 @@ std::string to_text(const key_stats& s) {
   o += b;
   std::snprintf(b, sizeof b, "bytes     %" PRIu64 " in all\n", s.total_bytes);
   o += b;
-  for (auto& x : s.samples) {
-    std::string shown;
-    for (unsigned char c : x) {
-      if (c >= 0x20 && c < 0x7F) {
-        shown += static_cast<char>(c);
-      } else {
-        std::snprintf(b, sizeof b, "\\x%02x", c);
-        shown += b;
-      }
-    }
-    o += "sample    " + shown + "\n";
-  }
+  for (auto& x : s.samples) o += "sample    " + printable(x) + "\n";
   return o;
 }
 

@@ -23,7 +23,7 @@ struct key_stats {
   double mean_len = 0;
   uint64_t total_bytes = 0;
   double mean_prefix = 0;   // mean bytes shared with the sorted predecessor
-  std::vector<std::string> samples;  // ids 0, 1, ... (up to `samples`)
+  std::vector<std::string> samples;  // ids 0, 1, ... (up to `samples`); printed with bytes outside ASCII as \xNN
 };
 
 // Materialises ids [0, n) (views for file datasets, copies otherwise), sorts
