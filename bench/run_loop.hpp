@@ -58,6 +58,35 @@ struct byte_batch {
   std::string arena, kbuf;
   std::vector<std::string_view> key, value;
   std::vector<size_t> koff, voff;  // SIZE_MAX: the view is final already
+
+  void reset(size_t n) {
+    arena.clear();
+    key.resize(n);
+    value.resize(n);
+    koff.assign(n, SIZE_MAX);
+    voff.assign(n, SIZE_MAX);
+  }
+  // Key i of `d`'s record `id`: a view of the dataset's memory, or a copy.
+  void set_key(size_t i, const dataset& d, uint64_t id) {
+    std::string_view k = d.key(id, kbuf);
+    if (k.data() == kbuf.data()) {
+      koff[i] = arena.size();
+      arena.append(k);
+    }
+    key[i] = k;
+  }
+  void set_value(size_t i, std::string_view v) {
+    voff[i] = arena.size();
+    arena.append(v);
+    value[i] = std::string_view(nullptr, v.size());
+  }
+  // Once the arena stopped growing: views into it.
+  void seal() {
+    for (size_t i = 0; i < key.size(); ++i) {
+      if (koff[i] != SIZE_MAX) key[i] = {arena.data() + koff[i], key[i].size()};
+      value[i] = voff[i] != SIZE_MAX ? std::string_view(arena.data() + voff[i], value[i].size()) : std::string_view();
+    }
+  }
 };
 
 struct alignas(64) thread_ctx {
@@ -168,34 +197,18 @@ void prefill_slice_bytes(T& tgt, uint64_t lo, uint64_t hi, const prefill_ids& id
   pm::counters cnt{};
   double busy = 0;
   uint64_t pos = 0, ok = 0;
-  std::vector<uint64_t> chunk_ids;
   for (uint64_t j = 0; j < m;) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(k_prefill_chunk, m - j));
-    bb.arena.clear();
-    bb.key.resize(n);
-    bb.value.resize(n);
-    bb.koff.assign(n, SIZE_MAX);
-    bb.voff.resize(n);
-    chunk_ids.resize(n);
+    bb.reset(n);
     for (size_t i = 0; i < n; ++i, ++j) {
       const uint64_t id = ids(lo + pos);
-      chunk_ids[i] = id;
       pos += step;
       if (pos >= m) pos -= m;
-      std::string_view k = c.data->key(id, bb.kbuf);
-      if (k.data() == bb.kbuf.data()) {
-        bb.koff[i] = bb.arena.size();
-        bb.arena.append(k);
-      }
-      bb.key[i] = k;
-      bb.voff[i] = bb.arena.size();
+      bb.set_key(i, *c.data, id);
       value_bytes(id, c.value_size, c.valbuf);
-      bb.arena.append(c.valbuf);
+      bb.set_value(i, c.valbuf);
     }
-    for (size_t i = 0; i < n; ++i) {
-      if (bb.koff[i] != SIZE_MAX) bb.key[i] = {bb.arena.data() + bb.koff[i], bb.key[i].size()};
-      bb.value[i] = {bb.arena.data() + bb.voff[i], c.value_size};
-    }
+    bb.seal();
     auto c0 = pm::thread_counters();
     auto t0 = steady::now();
     for (size_t i = 0; i < n; ++i) ok += tgt.bytes_insert(bb.key[i], bb.value[i]);
@@ -214,26 +227,15 @@ void prefill_slice_bytes(T& tgt, uint64_t lo, uint64_t hi, const prefill_ids& id
 // ~25% (GCC stops inlining it once the unit holds both paths).
 #define PMINDEX_BENCH_INLINE inline __attribute__((always_inline))
 
-template <class T>
-PMINDEX_BENCH_INLINE void exec(T& tgt, const op& o, uint64_t seq, thread_ctx& c) {
+// One operation inside the timed batch: `body` runs it and says whether it
+// succeeded; its persistence counters and (when sampled) latency are kept.
+template <class Body>
+PMINDEX_BENCH_INLINE void timed_op(const op& o, thread_ctx& c, Body&& body) {
   op_stats& st = c.per[static_cast<unsigned>(o.type)];
   const pm::counters& tc = pm::t_counters;
   const uint64_t f0 = tc.lines_flushed, e0 = tc.fences, a0 = tc.allocs;
   const uint64_t t0 = o.sampled ? tsc_begin() : 0;
-  bool ok = false;
-  switch (o.type) {
-    case op_type::read: {
-      read_result r = tgt.read(o.key);
-      ok = r.found;
-      if (__builtin_expect(r.bad, 0)) ++c.bad_values;  // no store per read
-      break;
-    }
-    case op_type::insert: ok = tgt.insert(o.key, value_of(o.key)); break;
-    case op_type::update: ok = tgt.update(o.key, u64_update_value(o.key, seq)); break;
-    case op_type::remove: ok = tgt.remove(o.key); break;
-    case op_type::scan: ok = tgt.scan(o.key, o.len, c.scanbuf.data()) > 0; break;
-    case op_type::rmw: ok = tgt.rmw(o.key, seq); break;
-  }
+  const bool ok = body();
   if (o.sampled) {
     uint64_t d = tsc_end() - t0;
     d = d > c.tsc_overhead ? d - c.tsc_overhead : 0;
@@ -246,45 +248,52 @@ PMINDEX_BENCH_INLINE void exec(T& tgt, const op& o, uint64_t seq, thread_ctx& c)
   st.allocs += tc.allocs - a0;
 }
 
+template <class T>
+PMINDEX_BENCH_INLINE void exec(T& tgt, const op& o, uint64_t seq, thread_ctx& c) {
+  timed_op(o, c, [&]() __attribute__((always_inline)) {
+    switch (o.type) {
+      case op_type::read: {
+        read_result r = tgt.read(o.key);
+        if (__builtin_expect(r.bad, 0)) ++c.bad_values;  // no store per read
+        return r.found;
+      }
+      case op_type::insert: return tgt.insert(o.key, value_of(o.key));
+      case op_type::update: return tgt.update(o.key, u64_update_value(o.key, seq));
+      case op_type::remove: return tgt.remove(o.key);
+      case op_type::scan: return tgt.scan(o.key, o.len, c.scanbuf.data()) > 0;
+      case op_type::rmw: return tgt.rmw(o.key, seq);
+    }
+    return false;
+  });
+}
+
 // The byte path: op.key is the record id; its key (and the value an insert
 // or update writes) were made before the batch was timed.
 template <class T>
-PMINDEX_BENCH_INLINE void exec_bytes(T& tgt, const op& o, std::string_view k, std::string_view v, uint64_t seq, thread_ctx& c) {
-  op_stats& st = c.per[static_cast<unsigned>(o.type)];
-  const pm::counters& tc = pm::t_counters;
-  const uint64_t f0 = tc.lines_flushed, e0 = tc.fences, a0 = tc.allocs;
-  const uint64_t t0 = o.sampled ? tsc_begin() : 0;
-  bool ok = false;
-  switch (o.type) {
-    case op_type::read:
-      ok = tgt.bytes_read(k, &c.valbuf);
-      if (ok && !value_check(o.key, c.valbuf)) ++c.bad_values;
-      break;
-    case op_type::insert: ok = tgt.bytes_insert(k, v); break;
-    case op_type::update: ok = tgt.bytes_update(k, v); break;
-    case op_type::remove: ok = tgt.bytes_remove(k); break;
-    case op_type::scan: ok = tgt.bytes_scan(k, o.len, c.recbuf) > 0; break;
-    case op_type::rmw:
-      // Read, check, then write the next version (made here: it depends on
-      // the read).
-      ok = tgt.bytes_read(k, &c.valbuf);
-      if (ok) {
+PMINDEX_BENCH_INLINE void exec_bytes(T& tgt, const op& o, std::string_view k, std::string_view v, uint64_t seq,
+                                     thread_ctx& c) {
+  timed_op(o, c, [&]() __attribute__((always_inline)) {
+    switch (o.type) {
+      case op_type::read: {
+        bool found = tgt.bytes_read(k, &c.valbuf);
+        if (found && !value_check(o.key, c.valbuf)) ++c.bad_values;
+        return found;
+      }
+      case op_type::insert: return tgt.bytes_insert(k, v);
+      case op_type::update: return tgt.bytes_update(k, v);
+      case op_type::remove: return tgt.bytes_remove(k);
+      case op_type::scan: return tgt.bytes_scan(k, o.len, c.recbuf) > 0;
+      case op_type::rmw: {
+        // Read, check, then write the next version (made here: it depends
+        // on the read).
+        if (!tgt.bytes_read(k, &c.valbuf)) return false;
         if (!value_check(o.key, c.valbuf)) ++c.bad_values;
         value_bytes(o.key, seq + 1, c.value_size, c.rmwbuf);
-        ok = tgt.bytes_update(k, c.rmwbuf);
+        return tgt.bytes_update(k, c.rmwbuf);
       }
-      break;
-  }
-  if (o.sampled) {
-    uint64_t d = tsc_end() - t0;
-    d = d > c.tsc_overhead ? d - c.tsc_overhead : 0;
-    st.lat.record(static_cast<uint64_t>(static_cast<double>(d) * c.ns_per_tick));
-  }
-  ++st.done;
-  st.ok += ok;
-  st.flushes += tc.lines_flushed - f0;
-  st.fences += tc.fences - e0;
-  st.allocs += tc.allocs - a0;
+    }
+    return false;
+  });
 }
 
 // Keys and values of batch[0, n) for exec_bytes (untimed). An update
@@ -292,30 +301,16 @@ PMINDEX_BENCH_INLINE void exec_bytes(T& tgt, const op& o, std::string_view k, st
 // thread's ops (distinct per op, never 0).
 inline void make_byte_batch(thread_ctx& c, size_t n, uint64_t seq0) {
   auto& bb = c.bb;
-  bb.arena.clear();
-  bb.key.resize(n);
-  bb.value.resize(n);
-  bb.koff.assign(n, SIZE_MAX);
-  bb.voff.assign(n, SIZE_MAX);
+  bb.reset(n);
   for (size_t i = 0; i < n; ++i) {
     const op& o = c.batch[i];
-    std::string_view k = c.data->key(o.key, bb.kbuf);
-    if (k.data() == bb.kbuf.data()) {
-      bb.koff[i] = bb.arena.size();
-      bb.arena.append(k);
-    }
-    bb.key[i] = k;
+    bb.set_key(i, *c.data, o.key);
     if (o.type == op_type::insert || o.type == op_type::update) {
       value_bytes(o.key, o.type == op_type::insert ? 0 : seq0 + i + 1, c.value_size, c.valbuf);
-      bb.voff[i] = bb.arena.size();
-      bb.arena.append(c.valbuf);
+      bb.set_value(i, c.valbuf);
     }
   }
-  for (size_t i = 0; i < n; ++i) {
-    if (bb.koff[i] != SIZE_MAX) bb.key[i] = {bb.arena.data() + bb.koff[i], bb.key[i].size()};
-    bb.value[i] = bb.voff[i] != SIZE_MAX ? std::string_view(bb.arena.data() + bb.voff[i], c.value_size)
-                                         : std::string_view();
-  }
+  bb.seal();
 }
 
 template <bool Bytes, class T>

@@ -13,10 +13,11 @@
 namespace pmindex::bench {
 namespace {
 
-// A correct map whose stats() can be told to lie by `skew` records.
+// A correct map whose stats() can be told to lie by `skew` records, and its
+// lookups about values (`lie`: one off).
 class fibbing_index final : public u64_index {
  public:
-  fibbing_index(pm::pool& p, int64_t skew) : u64_index(p), skew_(skew) {}
+  fibbing_index(pm::pool& p, int64_t skew, bool lie = false) : u64_index(p), skew_(skew), lie_(lie) {}
   bool insert(uint64_t k, uint64_t v) override {
     std::lock_guard l(mu_);
     return m_.emplace(k, v).second;
@@ -36,7 +37,7 @@ class fibbing_index final : public u64_index {
     std::lock_guard l(mu_);
     auto it = m_.find(k);
     if (it == m_.end()) return std::nullopt;
-    return it->second;
+    return it->second + lie_;
   }
   size_t scan(uint64_t from, size_t n, record* out) override {
     std::lock_guard l(mu_);
@@ -57,6 +58,7 @@ class fibbing_index final : public u64_index {
   std::mutex mu_;
   std::map<uint64_t, uint64_t> m_;
   int64_t skew_;
+  bool lie_;
 };
 
 // A byte-keyed map that can lie about values (`lie`: lookups return the
@@ -119,40 +121,6 @@ class byte_map_index final : public bytes_index {
   uint64_t compares_done_ = 0;
 };
 
-// A u64 map whose lookups return a value one off (the u64 path's check).
-class lying_u64_index final : public u64_index {
- public:
-  explicit lying_u64_index(pm::pool& p) : u64_index(p) {}
-  bool insert(uint64_t k, uint64_t v) override { std::lock_guard l(mu_); return m_.emplace(k, v).second; }
-  bool update(uint64_t k, uint64_t v) override {
-    std::lock_guard l(mu_);
-    auto it = m_.find(k);
-    if (it == m_.end()) return false;
-    it->second = v;
-    return true;
-  }
-  bool remove(uint64_t k) override { std::lock_guard l(mu_); return m_.erase(k) > 0; }
-  std::optional<uint64_t> lookup(uint64_t k) override {
-    std::lock_guard l(mu_);
-    auto it = m_.find(k);
-    if (it == m_.end()) return std::nullopt;
-    return it->second + 1;
-  }
-  size_t scan(uint64_t from, size_t n, record* out) override {
-    std::lock_guard l(mu_);
-    size_t i = 0;
-    for (auto it = m_.lower_bound(from); it != m_.end() && i < n; ++it) out[i++] = {it->first, it->second};
-    return i;
-  }
-  check_result check() override { return {}; }
-  void trace(pm::pool::trace_sink&) override {}
-  index_stats stats() override { std::lock_guard l(mu_); return {m_.size()}; }
-
- private:
-  std::mutex mu_;
-  std::map<uint64_t, uint64_t> m_;
-};
-
 void register_fibbers() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -184,7 +152,7 @@ void register_fibbers() {
     e.description = "bench runner test";
     e.modes = {pm::mode::dram};
     e.factory = [](pm::pool& p, open_kind, const index_config&) -> std::unique_ptr<index> {
-      return std::make_unique<lying_u64_index>(p);
+      return std::make_unique<fibbing_index>(p, 0, true);
     };
     register_index(e);
   });
