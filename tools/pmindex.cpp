@@ -16,7 +16,7 @@ const verb k_verbs[] = {
     {"load", cmd_load, "insert N deterministic keys: --index I --pool P --keys N [--seed S] [--ack-every K]"},
     {"verify", cmd_verify, "check a pool holds the first N keys: --pool P --keys N [--seed S]"},
     {"crashtest", cmd_crashtest, "crash checker: --index I [--ops N] [--images M] [--threads T] [--seed S] [--exhaustive] | --self-test"},
-    {"bench", cmd_bench, "benchmark indexes (all by default): [--index a,b] [--workload ycsb-a,...] [-n N] [-t T] (docs/bench.md)"},
+    {"bench", cmd_bench, "benchmark indexes (all by default): [--index a,b] [--workload ycsb-a,...] [-n N] [-t T] [--dataset D] [--value-size B] (docs/bench.md)"},
     {"stress", cmd_stress, "concurrent stress test with oracles: --index I [--threads T] [--seconds S] [--keys K] [--check a,b]"},
     {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
     {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
