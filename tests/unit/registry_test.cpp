@@ -50,6 +50,7 @@ index_entry make_toy() {
   e.name = "toy";
   e.family = "test";
   e.description = "registry test";
+  e.concurrent = false;  // a plain std::map
   e.modes = {pm::mode::dram};
   e.params = {{"width", "a number", "4", {}, 1, 16}, {"flavour", "a choice", "plain", {"plain", "salted"}}};
   e.mutants = {{"broken", "a mutant", "crashtest", "", "x"}};
