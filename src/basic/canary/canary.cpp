@@ -27,20 +27,6 @@ void store_rel(T* p, T v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
-uint32_t random_height() {
-  static thread_local uint64_t s = 0x9E3779B97F4A7C15ull ^ reinterpret_cast<uintptr_t>(&s);
-  s ^= s << 13;
-  s ^= s >> 7;
-  s ^= s << 17;
-  uint32_t h = 1;
-  uint64_t r = s;
-  while (h < k_max_height && (r & 3) == 0) {
-    ++h;
-    r >>= 2;
-  }
-  return h;
-}
-
 class canary_index final : public u64_index {
  public:
   canary_index(pm::pool& p, open_kind kind, const index_config& cfg) : u64_index(p), p_(p), mut_(cfg) {
