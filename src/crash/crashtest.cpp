@@ -56,24 +56,29 @@ checker::checker(const config& c) : c_(c), vrng_(mix64(c.seed ^ 0x76617273)) {
 void checker::choose_key_kind(const index_entry& e) {
   bytes_ = (c_.dataset && !c_.dataset->integer) || c_.value_size != 8;
   if (!bytes_) return;
-  std::string why = c_.value_size != 8 ? "--value-size " + std::to_string(c_.value_size) : "--dataset " + c_.dataset->name;
-  bool given = false;
-  for (size_t i = 0, j; i <= c_.params.size(); i = j + 1) {
-    j = c_.params.find(',', i);
-    if (j == std::string::npos) j = c_.params.size();
-    std::string_view kv(c_.params.data() + i, j - i);
-    if (kv.substr(0, 5) != "keys=") continue;
-    if (kv != "keys=bytes") throw error(errc::usage, why + " needs keys=bytes, not " + std::string(kv));
-    given = true;
-  }
-  if (!e.supports(key_kind::bytes))
-    throw error(errc::unsupported, "index " + e.name + " does not take keys=bytes (needed by " + why + ")");
-  if (c_.value_size > e.max_value)
-    throw error(errc::value_too_long, why + ": " + e.name + " takes values of at most " + std::to_string(e.max_value) +
-                                          " bytes");
+  std::string why = c_.value_size != 8 ? "--value-size " + std::to_string(c_.value_size)
+                                       : "--dataset " + c_.dataset->name;
+  c_.params = byte_run_params(e, c_.params, c_.value_size, why);
   if (!c_.values.make || !c_.values.matches)
     throw error(errc::usage, "byte values need a value_source (crash::config::values)");
-  if (!given) c_.params = c_.params.empty() ? "keys=bytes" : "keys=bytes," + c_.params;
+}
+
+std::string byte_run_params(const index_entry& e, const std::string& params, uint64_t value_size,
+                            const std::string& why) {
+  if (!e.supports(key_kind::bytes))
+    throw error(errc::unsupported, "index " + e.name + " does not take keys=bytes (needed by " + why + ")");
+  if (value_size > e.max_value)
+    throw error(errc::value_too_long,
+                why + ": " + e.name + " takes values of at most " + std::to_string(e.max_value) + " bytes");
+  for (size_t i = 0, j; i <= params.size(); i = j + 1) {
+    j = params.find(',', i);
+    if (j == std::string::npos) j = params.size();
+    std::string_view kv(params.data() + i, j - i);
+    if (kv.substr(0, 5) != "keys=") continue;
+    if (kv != "keys=bytes") throw error(errc::usage, why + " needs keys=bytes, not " + std::string(kv));
+    return params;
+  }
+  return params.empty() ? "keys=bytes" : "keys=bytes," + params;
 }
 
 checker::~checker() {

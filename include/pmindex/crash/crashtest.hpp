@@ -29,6 +29,10 @@
 #include <utility>
 #include <vector>
 
+namespace pmindex {
+struct index_entry;
+}
+
 namespace pmindex::crash {
 
 // Dataset mode (`crashtest --dataset NAME`): where the keys come from. The
@@ -98,5 +102,13 @@ struct result {
 // Runs the checker; throws pmindex::error for a bad configuration (unknown
 // index, index without persist mode, pool too small).
 result run(const config& c);
+
+// The rule of every byte run (crashtest, load, verify, stress): the index
+// must take keys=bytes (else error(unsupported)) and values of
+// `value_size` bytes (else error(value_too_long)); returns `params` with
+// keys=bytes added unless given (keys=u64 is error(usage)). `why` names the
+// options that asked for bytes, for the messages.
+std::string byte_run_params(const index_entry& e, const std::string& params, uint64_t value_size,
+                            const std::string& why);
 
 }  // namespace pmindex::crash

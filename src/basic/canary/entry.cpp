@@ -28,14 +28,20 @@ index_entry make_entry() {
        "a freed block is still"},
       {"kv_publish_before_flush", "keys=bytes: a kv block is published before it is flushed", "crashtest", bytes,
        "recovery failed|never inserted|never written"},
-      {"kv_free_before_durable", "keys=bytes: remove frees the kv block before the unlink is fenced", "crashtest", bytes, "a freed block is still"},
+      {"kv_free_before_durable", "keys=bytes: remove frees the kv block before the unlink is fenced", "crashtest",
+       bytes, "a freed block is still"},
   };
   e.tests = test_profile{};
   // The stress test must catch a use-after-free (a node freed while readers
   // may hold it); probabilistic, so long runs only.
-  e.tests->extra = {{"stress_catches_free_before_durable",
-                     "stress --index canary --mode dram --seconds 10 --keys 500 --params mutant=free_before_durable",
-                     "stress: violation", "", true, true}};
+  e.tests->extra = {
+      {"stress_catches_free_before_durable",
+       "stress --index canary --mode dram --seconds 10 --keys 500 --params mutant=free_before_durable",
+       "stress: violation", "", true, true},
+      {"stress_catches_kv_free_before_durable",
+       "stress --index canary --mode dram --seconds 10 --keys 500 --params mutant=kv_free_before_durable "
+       "--dataset u64-bytes --value-size 100",
+       "stress: violation", "", true, true}};
   e.factory = [](pm::pool& p, open_kind k, const index_config& c) {
     return c.keys() == key_kind::bytes ? make_canary_bytes(p, k, c) : make_canary(p, k, c);
   };
