@@ -21,6 +21,13 @@
 // These are necessary conditions (sound: they never reject a state some
 // linearization of completed plus a subset of in-flight operations
 // explains); they do not search for a full linearization.
+//
+// Byte values: the history keeps each operation's value id; a recovered
+// value is matched against the ids of the key's writes with
+// value_source::matches (exact bytes, exact size). Values of 8 bytes or
+// more are distinct per id; shorter ones may be shared by several writes,
+// and a state then passes if one of them explains it. A lookup records a
+// hash of the bytes it read (read_tag) for R2.
 #include <sys/mman.h>
 
 #include "checker.hpp"
