@@ -4,9 +4,7 @@
 // flushed, a kv block freed before its unlink is durable); bad
 // configurations are typed errors; and the byte verbs (crashtest, load,
 // verify, stress) turn bad input into one-line errors with their exit codes.
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -180,30 +178,9 @@ struct outcome {
 
 // Runs the pmindex binary; stdout is dropped, stderr kept.
 outcome pmindex(const std::vector<std::string>& args) {
-  int pipefd[2];
-  if (pipe(pipefd) != 0) return {-1, ""};
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(pipefd[1], 2);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) dup2(devnull, 1);
-    close(pipefd[0]);
-    std::vector<std::string> copy = args;
-    std::string bin = PMINDEX_BINARY;
-    std::vector<char*> argv = {bin.data()};
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  close(pipefd[1]);
-  std::string s;
-  char buf[4096];
-  for (ssize_t n; (n = read(pipefd[0], buf, sizeof buf)) > 0;) s.append(buf, static_cast<size_t>(n));
-  close(pipefd[0]);
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), s};
+  outcome r;
+  r.code = test::run_pmindex(args, &r.err, 2);
+  return r;
 }
 
 // A failure a user caused: its exit code and one line on stderr.

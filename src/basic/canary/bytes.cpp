@@ -19,6 +19,7 @@
 #include <string>
 
 #include "basic/canary/canary.hpp"
+#include "basic/canary/list.hpp"
 #include "basic/canary/node.hpp"
 #include "common/atomics.hpp"
 #include "common/kv_block.hpp"
@@ -70,13 +71,9 @@ class canary_bytes final : public bytes_index {
     n->reserved = 0;
     for (uint32_t i = 0; i < h; ++i) n->next[i] = preds[i]->next[i];
     p_.persist(n, size);  // its fence makes the kv block durable too
-    link0(preds[0], off);
+    list().link0(preds[0], off);
     if (mut_.on(mutant::kv_publish_before_flush)) flush_kv(kv);
-    // Upper levels are hints, as in the u64 layout.
-    for (uint32_t i = 1; i < h; ++i) {
-      store_rel(&preds[i]->next[i], off);
-      p_.flush(&preds[i]->next[i], 8);
-    }
+    list().link_upper(preds, off, h);
     if (count_ >= 0) ++count_;
     return true;
   }
@@ -108,12 +105,9 @@ class canary_bytes final : public bytes_index {
     bnode* n = find(key, preds);
     if (!n || key_of(n) != key) return false;
     uint64_t off = p_.off(n), kv = n->kv;
-    for (uint32_t i = n->height; i-- > 1;) {
-      store_rel(&preds[i]->next[i], n->next[i]);
-      p_.flush(&preds[i]->next[i], 8);
-    }
+    list().unlink_upper(preds, n);
     if (mut_.on(mutant::kv_free_before_durable)) p_.free(kv);  // reusable while a crash can still reach it
-    link0(preds[0], n->next[0]);
+    list().link0(preds[0], n->next[0]);
     p_.retire(off);
     if (!mut_.on(mutant::kv_free_before_durable)) p_.retire(kv);
     if (count_ >= 0) --count_;
@@ -124,7 +118,7 @@ class canary_bytes final : public bytes_index {
     check_key(key);
     auto g = p_.pin();
     bnode* x = read_pred(key);
-    uint64_t o = read_link0(x);
+    uint64_t o = list_t::read_link0(x);
     if (!o) return false;
     uint64_t kv = read_kv(p_.ptr<bnode>(o));
     if (common::kv_key(p_, kv) != key) return false;
@@ -137,7 +131,7 @@ class canary_bytes final : public bytes_index {
     bnode* x = read_pred(from);
     size_t n = 0;
     while (n < count) {
-      uint64_t o = read_link0(x);
+      uint64_t o = list_t::read_link0(x);
       if (!o) break;
       x = p_.ptr<bnode>(o);
       uint64_t kv = read_kv(x);
@@ -165,15 +159,8 @@ class canary_bytes final : public bytes_index {
       prev = k;
       ++n;
     }
-    for (uint32_t i = 1; i < k_max_height; ++i) {
-      uint64_t o0 = root_->head.next[0];
-      for (uint64_t o = root_->head.next[i]; o; o = p_.ptr<bnode>(o)->next[i]) {
-        bnode* x = p_.ptr<bnode>(o);
-        if (x->height <= i) return check_result::fail("node on a level above its height");
-        while (o0 && key_of(p_.ptr<bnode>(o0)) < key_of(x)) o0 = p_.ptr<bnode>(o0)->next[0];
-        if (o0 != o) return check_result::fail("level " + std::to_string(i) + " holds a node not on level 0");
-      }
-    }
+    auto upper = list().check_upper([&](uint64_t a, uint64_t b) { return key_of(at(a)) < key_of(at(b)); });
+    if (!upper.ok) return upper;
     if (count_ >= 0 && count_.load() != n) return check_result::fail("record count mismatch");
     count_ = n;
     return {};
@@ -189,14 +176,8 @@ class canary_bytes final : public bytes_index {
   }
 
   index_stats stats() override {
-    index_stats s;
     if (count_ < 0) check();
-    s.records = static_cast<uint64_t>(count_.load());
-    auto u = p_.usage();
-    s.pm_bytes_used = u.used_bytes;
-    s.pm_bytes_reserved = u.reserved_bytes;
-    s.dram_bytes = u.dram_bytes + sizeof(*this);
-    return s;
+    return list_stats(p_, count_.load(), sizeof(*this));
   }
 
  private:
@@ -222,86 +203,32 @@ class canary_bytes final : public bytes_index {
   }
   std::string_view key_of(const bnode* n) const { return common::kv_key(p_, read_kv(n)); }
 
-  // Commits a level-0 link: tagged store, persist, untag (as canary.cpp).
-  void link0(bnode* pred, uint64_t target) {
-    store_rel(&pred->next[0], target | k_unpersisted);
-    p_.flush(&pred->next[0], 8);
-    p_.fence();
-    store_rel(&pred->next[0], target);
-    p_.flush(&pred->next[0], 8);
-  }
-
-  // Writer search (mutex held): preds per level; returns the level-0
-  // successor (first node with key >= key) or null.
+  using list_t = skiplist<bnode>;
+  list_t list() const { return {p_, &root_->head}; }
+  bnode* at(uint64_t off) const { return p_.ptr<bnode>(off); }
   bnode* find(std::string_view key, bnode** preds) {
-    bnode* x = &root_->head;
-    for (uint32_t i = k_max_height; i-- > 0;) {
-      for (uint64_t o; (o = x->next[i]) && key_of(p_.ptr<bnode>(o)) < key;) x = p_.ptr<bnode>(o);
-      preds[i] = x;
-    }
-    uint64_t o = x->next[0];
-    return o ? p_.ptr<bnode>(o) : nullptr;
+    return list().find(preds, [&](uint64_t o) { return key_of(at(o)) < key; });
   }
-
-  // Reader search: the last node with key < key on level 0 (or the head).
   bnode* read_pred(std::string_view key) {
-    bnode* x = &root_->head;
-    for (uint32_t i = k_max_height; i-- > 1;)
-      for (uint64_t o; (o = load_acq(&x->next[i])) && key_of(p_.ptr<bnode>(o)) < key;) x = p_.ptr<bnode>(o);
-    for (uint64_t o; (o = read_link0(x)) && key_of(p_.ptr<bnode>(o)) < key;) x = p_.ptr<bnode>(o);
-    return x;
+    return list().read_pred([&](uint64_t o) { return key_of(at(o)) < key; });
   }
 
-  static uint64_t read_link0(bnode* x) {
-    uint64_t o;
-    while ((o = load_acq(&x->next[0])) & k_unpersisted) _mm_pause();
-    return o;
-  }
-
-  // After a crash: validate level 0 (nodes, kv blocks, key order) before
-  // following anything, clear tags, rebuild the upper levels. Allocates
-  // nothing.
+  // After a crash: besides the list's checks (list.hpp), each kv word
+  // loses its tag (the swing's tagged store reached memory: it stands), its
+  // block is validated, keys rise strictly. Allocates nothing.
   void recover() {
-    bnode* last[k_max_height];
-    for (auto& l : last) l = &root_->head;
-    bnode* x = &root_->head;
-    int64_t n = 0;
     std::string_view prev;
-    for (;;) {
-      uint64_t o = x->next[0];
-      if (o & k_unpersisted) {
-        o &= ~k_unpersisted;
-        x->next[0] = o;
-        p_.flush(&x->next[0], 8);
-      }
-      if (!o) break;
-      if (!p_.valid_block(o, bnode_size(1))) throw error(errc::corrupt, "canary: level-0 link outside the heap");
-      bnode* y = p_.ptr<bnode>(o);
-      if (y->height < 1 || y->height > k_max_height || !p_.valid_block(o, bnode_size(y->height)))
-        throw error(errc::corrupt, "canary: damaged node on level 0");
-      if (y->kv & k_unpersisted) {  // the swing's tagged store reached memory: it stands
+    count_ = list().recover(bnode_size, [&](bnode* y, int64_t i) {
+      if (y->kv & k_unpersisted) {
         y->kv &= ~k_unpersisted;
         p_.flush(&y->kv, 8);
       }
       if (!common::kv_block_valid(p_, y->kv, k_bytes_max_key, k_bytes_max_value))
         throw error(errc::corrupt, "canary: damaged kv block on level 0");
       std::string_view k = common::kv_key(p_, y->kv);
-      if (n && !(prev < k)) throw error(errc::corrupt, "canary: keys out of order on level 0");
+      if (i && !(prev < k)) throw error(errc::corrupt, "canary: keys out of order on level 0");
       prev = k;
-      for (uint32_t i = 1; i < y->height; ++i) {
-        last[i]->next[i] = o;
-        p_.flush(&last[i]->next[i], 8);
-        last[i] = y;
-      }
-      x = y;
-      ++n;
-    }
-    for (uint32_t i = 1; i < k_max_height; ++i) {
-      last[i]->next[i] = 0;
-      p_.flush(&last[i]->next[i], 8);
-    }
-    p_.fence();
-    count_ = n;
+    });
   }
 
   pm::pool& p_;
