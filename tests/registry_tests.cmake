@@ -99,8 +99,8 @@ foreach(_i RANGE ${_last})
     _pm_test(kill_verify_${_name}_long "kill;long" 1200 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN}
              ${_name} 40 300000 1500)
     if(_bytes)
-      _pm_test(kill_verify_${_name}_bytes kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 4
-               200000 400 --dataset ${_pm_long_keys} --value-size 100)
+      _pm_test(kill_verify_${_name}_bytes kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 3
+               100000 400 --dataset ${_pm_long_keys} --value-size 100)
     endif()
   endif()
 
