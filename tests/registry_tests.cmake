@@ -3,9 +3,9 @@
 # `pmindex list --json` for the indexes and their test profiles
 # (index_entry::tests) and adds, for each persistent index:
 #   crash_<i>_random / _exhaustive / _threads2 / _threads4   the crash checker
-#   crash_<i>_bytes                 byte keys (urls) and 100-byte values, when it takes keys=bytes
-#   kill_verify_<i>                 SIGKILL during load, then verify
-#   stress_<i> / stress_<i>_dram    concurrent stress, scans checked
+#   crash_<i>_bytes / _bytes_exhaustive   byte keys (urls, names) and values, when it takes keys=bytes
+#   kill_verify_<i>                 SIGKILL during load, then verify (and _bytes: byte keys)
+#   stress_<i> / stress_<i>_dram    concurrent stress, scans checked (and _bytes: byte keys)
 #   mutant_<i>_<m>                  each mutant caught with its message (test builds)
 #   <checker>_<i>_<name>            the profile's extra tests
 # plus the `long` variants (label long: ./scripts/test --long). An index that
@@ -30,6 +30,12 @@ macro(_pm_args out text)
     separate_arguments(${out} UNIX_COMMAND "${text}")
   endif()
 endmacro()
+
+# The datasets of the byte runs. Until bench/ has the real generators
+# ("urls", "names"), the byte runs use u64-bytes (8-byte keys through the
+# byte calls; the checker adds prefixes of them, the empty key included).
+set(_pm_long_keys u64-bytes)   # urls
+set(_pm_short_keys u64-bytes)  # names
 
 string(JSON _test_build GET "${_json}" test_build)
 string(JSON _n LENGTH "${_json}" indexes)
@@ -73,9 +79,9 @@ foreach(_i RANGE ${_last})
   endif()
   if(_bytes)
     _pm_test(crash_${_name}_bytes crash 300 ${PMINDEX_BIN} crashtest --index ${_name} --params keys=bytes ${_ba}
-             --dataset urls --value-size 100 --images 1500 --ops 1500 --seed 7)
+             --dataset ${_pm_long_keys} --value-size 100 --images 1500 --ops 1500 --seed 7)
     _pm_test(crash_${_name}_bytes_exhaustive crash 300 ${PMINDEX_BIN} crashtest --index ${_name} --params keys=bytes
-             ${_ba} --dataset names --value-size 20 --exhaustive --ops 50 --keys 16 --seed 8)
+             ${_ba} --dataset ${_pm_short_keys} --value-size 20 --exhaustive --ops 50 --keys 16 --seed 8)
   endif()
   _pm_test(crash_${_name}_long "crash;long" 3600 ${_ct} --images 100000 --ops 3000 --keys 256 --seed 11)
   _pm_test(crash_${_name}_long_exhaustive "crash;long" 3600 ${_ct} --exhaustive --ops 400 --keys 64 --seed 12)
@@ -84,7 +90,7 @@ foreach(_i RANGE ${_last})
   endif()
   if(_bytes)
     _pm_test(crash_${_name}_long_bytes "crash;long" 3600 ${PMINDEX_BIN} crashtest --index ${_name} --params keys=bytes
-             ${_ba} --dataset urls --value-size 100 --images 30000 --ops 3000 --keys 256 --seed 14)
+             ${_ba} --dataset ${_pm_long_keys} --value-size 100 --images 30000 --ops 3000 --keys 256 --seed 14)
   endif()
 
   # SIGKILL + verify.
@@ -92,6 +98,10 @@ foreach(_i RANGE ${_last})
     _pm_test(kill_verify_${_name} kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 6)
     _pm_test(kill_verify_${_name}_long "kill;long" 1200 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN}
              ${_name} 40 300000 1500)
+    if(_bytes)
+      _pm_test(kill_verify_${_name}_bytes kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 3
+               100000 400 --dataset ${_pm_long_keys} --value-size 100)
+    endif()
   endif()
 
   # Concurrent stress (scans checked for order and completeness).
@@ -108,6 +118,10 @@ foreach(_i RANGE ${_last})
            --seconds 2 --mode dram --keys 2000)
   _pm_test(stress_${_name}_long "stress;long" 600 ${PMINDEX_BIN} stress --index ${_name} ${_sa}
            --threads ${_threads_long} --seconds 60 --keys 200000 --check stats,range)
+  if(_bytes)
+    _pm_test(stress_${_name}_bytes stress 120 ${PMINDEX_BIN} stress --index ${_name} ${_sa} --threads ${_threads}
+             --seconds 3 --keys 5000 --check stats,range --dataset ${_pm_long_keys} --value-size 100)
+  endif()
 
   # Mutants: each must be caught, with the violation its entry names.
   if(_test_build)

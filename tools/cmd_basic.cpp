@@ -1,10 +1,14 @@
 // pmindex info | load | verify
+//
+// load/verify [--dataset D] [--value-size B]: see load_records below and
+// tools/dataset_args.hpp (byte runs create the index keys=bytes).
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 
 #include "commands.hpp"
+#include "dataset_args.hpp"
 #include "json.hpp"
 #include "pmindex/error.hpp"
 
@@ -53,18 +57,66 @@ int cmd_info(args& a) {
   return 0;
 }
 
+// The records of load/verify: record i of seed s. Without --dataset, the
+// u64 key seq_key(s, i) with value seq_value(key) (u64 calls); with one,
+// the dataset's key of id i and bench's value_bytes(i, --value-size),
+// through the byte calls unless the keys are integers and values 8 bytes.
+class load_records {
+ public:
+  load_records(data_options d, uint64_t seed) : d_(std::move(d)), seed_(seed) {}
+  bool bytes() const { return d_.bytes; }
+  // u64 runs
+  uint64_t key_u64(uint64_t i) const { return d_.ds ? d_.ds->key_u64(i) : seq_key(seed_, i); }
+  uint64_t value_u64(uint64_t i) const {
+    if (!d_.ds) return seq_value(seq_key(seed_, i));
+    bench::value_bytes(i, 8, vbuf_);
+    return pmindex::value_u64(vbuf_);
+  }
+  // byte runs
+  std::string_view key(uint64_t i) const {
+    if (d_.ds) return d_.ds->key(i, kbuf_);
+    kbuf_.assign(std::string_view(key_bytes(seq_key(seed_, i))));
+    return kbuf_;
+  }
+  const std::string& value(uint64_t i) const {
+    bench::value_bytes(i, d_.value_size, vbuf_);
+    return vbuf_;
+  }
+  bool value_ok(uint64_t i, std::string_view v) const {
+    return v.size() == d_.value_size && bench::value_matches(i, v);
+  }
+  std::string name(uint64_t i) const {
+    return bytes() ? "record " + std::to_string(i) : "key " + std::to_string(key_u64(i));
+  }
+
+ private:
+  data_options d_;
+  uint64_t seed_;
+  mutable std::string kbuf_, vbuf_;
+};
+
 int cmd_load(args& a) {
   options o = index_options(a, pm::open_mode::create_if_missing);
   uint64_t n = a.u64("keys", 1000000);
   uint64_t seed = a.u64("seed", 1);
   uint64_t ack = a.u64("ack-every", 0);
+  data_options d = read_data_options(a, seed);
   a.finish();
+  prepare_byte_run(o, d);
+  load_records recs(d, seed);
   auto idx = open(o);
   uint64_t done = 0;
+  std::string got;
   for (uint64_t i = 0; i < n; ++i) {
-    uint64_t k = seq_key(seed, i);
-    if (!idx->insert(k, seq_value(k)) && idx->lookup(k) != seq_value(k))
-      throw error(errc::failure, "key " + std::to_string(k) + " already present with another value");
+    bool fresh;
+    if (recs.bytes()) {
+      std::string_view k = recs.key(i);
+      fresh = idx->insert(k, recs.value(i)) || (idx->lookup(k, &got) && recs.value_ok(i, got));
+    } else {
+      uint64_t k = recs.key_u64(i), v = recs.value_u64(i);
+      fresh = idx->insert(k, v) || idx->lookup(k) == v;
+    }
+    if (!fresh) throw error(errc::failure, recs.name(i) + " already present with another value");
     ++done;
     if (ack && done % ack == 0) {
       std::printf("acked %" PRIu64 "\n", done);
@@ -85,6 +137,7 @@ int cmd_verify(args& a) {
   bool index_given = a.has("index");
   uint64_t n = a.u64("keys", 0);
   uint64_t seed = a.u64("seed", 1);
+  load_records recs(read_data_options(a, seed), seed);
   a.finish();
   if (!index_given) {  // take the index the pool was made for
     pm::pool_options po;
@@ -106,11 +159,16 @@ int cmd_verify(args& a) {
     return static_cast<int>(errc::failure);
   }
   uint64_t missing = 0, wrong = 0;
+  std::string got;
   for (uint64_t i = 0; i < n; ++i) {
-    uint64_t k = seq_key(seed, i);
-    auto v = idx->lookup(k);
-    if (!v) ++missing;
-    else if (*v != seq_value(k)) ++wrong;
+    if (recs.bytes()) {
+      if (!idx->lookup(recs.key(i), &got)) ++missing;
+      else if (!recs.value_ok(i, got)) ++wrong;
+    } else {
+      auto v = idx->lookup(recs.key_u64(i));
+      if (!v) ++missing;
+      else if (*v != recs.value_u64(i)) ++wrong;
+    }
   }
   std::printf("verify %s: %" PRIu64 " keys checked, %" PRIu64 " missing, %" PRIu64 " wrong\n", o.pool_path.c_str(),
               n, missing, wrong);

@@ -2,6 +2,7 @@
 //
 //   pmindex crashtest --index NAME [--ops N] [--images M] [--threads T]
 //       [--seed S] [--exhaustive] [--keys K] [--pool-size B] [--keyset K]
+//       [--dataset D] [--value-size B]
 //   pmindex crashtest --self-test      (test builds: every registered mutant)
 //
 // Prints `crashtest <index>: <images> images, <violations> violations` and
@@ -15,10 +16,12 @@
 #include <fstream>
 #include <regex>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+#include "dataset.hpp"
 #include "pmindex/crash/crashtest.hpp"
 #include "pmindex/error.hpp"
 
@@ -51,6 +54,8 @@ std::string reproduce_command(const crash::config& c) {
   s += " --ops " + std::to_string(c.ops) + " --keys " + std::to_string(c.keys) + " --seed " +
        std::to_string(c.seed) + " --pool-size " + std::to_string(c.pool_size);
   if (c.threads > 1) s += " --threads " + std::to_string(c.threads) + " --keyset " + c.keyset;
+  if (c.dataset) s += " --dataset " + c.dataset->name;
+  if (c.value_size != 8) s += " --value-size " + std::to_string(c.value_size);
   return s;
 }
 
@@ -102,6 +107,17 @@ crash::config read_config(args& a) {
   c.replay_point = a.u64("point", 0);
   c.replay_variant = a.u64("variant", 0);
   if (c.threads == 0 || c.threads > 16) throw error(errc::usage, "--threads must be 1..16");
+  if (auto name = a.str("dataset", ""); !name.empty()) {
+    // Keys from a bench dataset (seeded like the history), values from
+    // bench's value_bytes; see bench/dataset.hpp.
+    std::shared_ptr<const bench::dataset> ds = bench::make_dataset(name, c.seed);
+    c.dataset = crash::key_source{name, ds->integer_keys(), ds->size(), [ds](uint64_t id) {
+                                    std::string buf;
+                                    return std::string(ds->key(id, buf));
+                                  }};
+  }
+  c.value_size = a.u64("value-size", c.value_size);
+  c.values = {bench::value_bytes, bench::value_matches};
   return c;
 }
 

@@ -1,10 +1,9 @@
 // pmindex stress: a concurrent stress test over any registered index.
 //
 // T worker threads run random insert / update / remove / lookup / scan for
-// --seconds. Worker t owns the keys congruent to t modulo M (M = T + number
-// of checks with a thread), scrambled over the whole 64-bit space, so its
-// std::map oracle of its own keys is exact: only it writes them. Reads go
-// over every key. What is checked:
+// --seconds. Each worker owns its keys (stress_keys.hpp), so its std::map
+// oracle of its own keys is exact: only it writes them. Reads go over every
+// key. What is checked:
 //   - own-key lookups and updates/removes/inserts return exactly what the
 //     oracle says (linearizability of each thread's own operations);
 //   - every (key, value) any read returns carries the tag of its key and a
@@ -16,6 +15,10 @@
 // and at the end: the index equals the union of the oracles (full range and
 // point lookups), check() holds, then again after a clean close + reopen and
 // (persist/eadr) after an abandon + recovery.
+//
+// `--dataset D --value-size B` (dataset_args.hpp): keys from a dataset and
+// values of B bytes; byte runs go through the byte calls on an index
+// created keys=bytes (--value-size alone: keys of u64-bytes).
 // Summary line: `stress <index>: <ops> ops, <violations> violations`.
 #include <unistd.h>
 
@@ -24,14 +27,14 @@
 #include <cstdio>
 #include <memory>
 #include <random>
-#include <set>
 #include <sstream>
 #include <thread>
 
 #include "commands.hpp"
+#include "dataset_args.hpp"
 #include "pmindex/error.hpp"
-#include "pmindex/util/hash.hpp"
 #include "stress.hpp"
+#include "stress_keys.hpp"
 
 namespace pmindex::cli {
 
@@ -42,28 +45,26 @@ std::vector<stress_check>& stress_checks() {
 
 namespace {
 
-using util::mix64;
-// Values: high 24 bits tag the key, low 40 bits a per-owner sequence number.
-constexpr int k_seq_bits = 40;
-uint64_t key_tag(uint64_t key) { return mix64(key ^ 0x5bd1e995) >> k_seq_bits; }
-uint64_t make_value(uint64_t key, uint64_t seq) { return key_tag(key) << k_seq_bits | seq; }
+using stress::k_seq_bits;
 
+// K = uint64_t: u64 calls, values are their ids. K = std::string: byte
+// calls, values value_codec::encode(id). R is what a read returns.
+template <class K>
 class stress_run {
+  static constexpr bool k_u64 = std::is_same_v<K, uint64_t>;
+  using R = K;  // a value read back: the id (u64) or the bytes
+
  public:
-  stress_run(uint32_t workers, uint32_t modulus, uint64_t keys_per_owner, uint64_t seed)
-      : workers_(workers), modulus_(modulus), keys_(keys_per_owner), seed_(seed), seq_(modulus) {
+  using oracle_map = std::map<K, uint64_t>;  // key -> value id
+
+  stress_run(uint32_t workers, uint32_t modulus, uint64_t keys_per_owner, uint64_t seed,
+             stress::key_space<K> space, stress::value_codec codec)
+      : workers_(workers), keys_(keys_per_owner), seed_(seed), space_(std::move(space)), codec_(codec),
+        seq_(modulus) {
     for (auto& s : seq_) s.store(0);
   }
 
-  // The i-th key of owner o: residue o modulo M, scrambled; a few owners'
-  // keys sit at the ends of the key space.
-  uint64_t key(uint32_t owner, uint64_t i) const {
-    if (i == 0) return owner;                                            // smallest
-    if (i == 1) return (UINT64_MAX - owner) / modulus_ * modulus_ + owner;  // largest
-    uint64_t limit = UINT64_MAX / modulus_;
-    return mix64(i * 0x9E3779B97F4A7C15ull + seed_ + owner) % limit * modulus_ + owner;
-  }
-  uint32_t owner_of(uint64_t key) const { return static_cast<uint32_t>(key % modulus_); }
+  K key(uint32_t owner, uint64_t i) const { return space_.key(owner, i); }
 
   void violation(const std::string& what) {
     uint64_t n = violations_.fetch_add(1) + 1;
@@ -73,23 +74,119 @@ class stress_run {
     }
   }
 
-  // A value read for `key` (by anyone): right tag, already issued.
-  void check_value(uint64_t key, uint64_t v, const char* where) {
-    if (owner_of(key) >= workers_) return;  // a --check's key: its values are its own business
-    uint64_t issued = seq_[owner_of(key)].load(std::memory_order_acquire);
-    if (v >> k_seq_bits != key_tag(key) || (v & ((uint64_t{1} << k_seq_bits) - 1)) > issued)
-      violation(std::string(where) + ": key " + std::to_string(key) + " returned value " + std::to_string(v) +
-                " that was never written for it");
-  }
-  uint64_t next_value(uint32_t owner, uint64_t key) {
-    // Published before the write, so a reader never sees a future number.
-    return make_value(key, seq_[owner].fetch_add(1, std::memory_order_acq_rel) + 1);
+  static std::string show(const K& k) {
+    if constexpr (k_u64) {
+      return std::to_string(k);
+    } else {
+      std::string s = "key of " + std::to_string(k.size()) + " bytes \"";
+      for (size_t i = 0; i < k.size() && i < 32; ++i)
+        s += k[i] >= 0x20 && k[i] < 0x7f ? k[i] : '?';
+      return s + (k.size() > 32 ? "...\"" : "\"");
+    }
   }
 
-  void worker(index& idx, uint32_t t, const std::atomic<bool>& stop, std::map<uint64_t, uint64_t>& oracle,
-              std::mutex* serial) {
+  // The value bytes (or id) of value id `vid`.
+  R value_of(uint64_t vid) const {
+    if constexpr (k_u64) {
+      return vid;
+    } else {
+      std::string v;
+      codec_.encode(vid, v);
+      return v;
+    }
+  }
+
+  // A value read for `key` (by anyone): right tag, already issued.
+  void check_value(const K& key, const R& v, const char* where) {
+    uint32_t owner = space_.owner_of(key);
+    if (owner == UINT32_MAX) return violation(std::string(where) + " returned " + show(key) + ", never written");
+    if (owner >= workers_) return;  // a --check's key: its values are its own business
+    uint64_t vid;
+    if constexpr (k_u64) {
+      vid = v;
+    } else {
+      if (!codec_.checkable()) {
+        if (v.size() != codec_.size()) violation(std::string(where) + ": " + show(key) + " has a value of wrong size");
+        return;
+      }
+      if (!codec_.decode(v, vid))
+        return violation(std::string(where) + ": " + show(key) + " returned a torn or foreign value of " +
+                         std::to_string(v.size()) + " bytes");
+    }
+    uint64_t issued = seq_[owner].load(std::memory_order_acquire);
+    if (vid >> k_seq_bits != space_.tag(key) || (vid & ((uint64_t{1} << k_seq_bits) - 1)) > issued)
+      violation(std::string(where) + ": " + show(key) + " returned value " + std::to_string(vid) +
+                " that was never written for it");
+  }
+  uint64_t next_value(uint32_t owner, const K& key) {
+    // Published before the write, so a reader never sees a future number.
+    return space_.tag(key) << k_seq_bits | (seq_[owner].fetch_add(1, std::memory_order_acq_rel) + 1);
+  }
+
+  // --- the index calls of one run kind
+  bool insert(index& idx, const K& k, uint64_t vid, std::string& buf) {
+    if constexpr (k_u64) {
+      return idx.insert(k, vid);
+    } else {
+      codec_.encode(vid, buf);
+      return idx.insert(k, buf);
+    }
+  }
+  bool update(index& idx, const K& k, uint64_t vid, std::string& buf) {
+    if constexpr (k_u64) {
+      return idx.update(k, vid);
+    } else {
+      codec_.encode(vid, buf);
+      return idx.update(k, buf);
+    }
+  }
+  std::optional<R> lookup(index& idx, const K& k) {
+    if constexpr (k_u64) {
+      return idx.lookup(k);
+    } else {
+      std::string v;
+      if (!idx.lookup(k, &v)) return std::nullopt;
+      return v;
+    }
+  }
+  // Up to `want` records from `from`, as (key, value) pairs.
+  void scan(index& idx, const K& from, size_t want, std::vector<std::pair<K, R>>& out) {
+    out.clear();
+    if constexpr (k_u64) {
+      std::vector<record> buf(want);
+      size_t n = idx.scan(from, want, buf.data());
+      for (size_t i = 0; i < n && i <= want; ++i) out.emplace_back(buf[i].key, buf[i].value);
+    } else {
+      record_buffer buf;
+      size_t n = idx.scan(from, want, buf);
+      if (n != buf.size()) violation("scan's count differs from the records it appended");
+      for (size_t i = 0; i < buf.size(); ++i) out.emplace_back(std::string(buf.key(i)), std::string(buf.value(i)));
+    }
+  }
+  // Every record, in key order.
+  void all(index& idx, std::vector<std::pair<K, R>>& out) {
+    if constexpr (k_u64) {
+      std::vector<record> rs;
+      idx.range(0, UINT64_MAX, rs);
+      out.clear();
+      for (auto& r : rs) out.emplace_back(r.key, r.value);
+    } else {
+      out.clear();
+      std::vector<std::pair<K, R>> part;
+      K from;
+      for (;;) {
+        scan(idx, from, 1024, part);
+        out.insert(out.end(), part.begin(), part.end());
+        if (part.size() < 1024) break;
+        from = part.back().first + '\0';
+      }
+    }
+  }
+
+  void worker(index& idx, uint32_t t, const std::atomic<bool>& stop, oracle_map& oracle, std::mutex* serial) {
     std::mt19937_64 rng(seed_ * 1000003 + t);
-    std::vector<record> buf(128);
+    std::vector<std::pair<K, R>> got;
+    std::string buf;
     uint64_t ops = 0;
     auto locked = [&](auto f) {
       if (!serial) return f();
@@ -100,36 +197,36 @@ class stress_run {
       while (!stop.load(std::memory_order_relaxed)) {
         for (int burst = 0; burst < 64; ++burst, ++ops) {
           uint32_t op = rng() % 100;
-          uint64_t k = key(t, rng() % keys_);
+          K k = key(t, rng() % keys_);
           auto it = oracle.find(k);
           bool present = it != oracle.end();
           if (op < 30) {
             uint64_t v = next_value(t, k);
-            bool r = locked([&] { return idx.insert(k, v); });
-            if (r != !present) violation("insert(" + std::to_string(k) + ") returned " + std::to_string(r));
+            bool r = locked([&] { return insert(idx, k, v, buf); });
+            if (r != !present) violation("insert(" + show(k) + ") returned " + std::to_string(r));
             if (r) oracle[k] = v;
           } else if (op < 45) {
             uint64_t v = next_value(t, k);
-            bool r = locked([&] { return idx.update(k, v); });
-            if (r != present) violation("update(" + std::to_string(k) + ") returned " + std::to_string(r));
+            bool r = locked([&] { return update(idx, k, v, buf); });
+            if (r != present) violation("update(" + show(k) + ") returned " + std::to_string(r));
             if (r) oracle[k] = v;
           } else if (op < 65) {
             bool r = locked([&] { return idx.remove(k); });
-            if (r != present) violation("remove(" + std::to_string(k) + ") returned " + std::to_string(r));
+            if (r != present) violation("remove(" + show(k) + ") returned " + std::to_string(r));
             if (r) oracle.erase(k);
           } else if (op < 80) {
-            auto v = locked([&] { return idx.lookup(k); });
-            if (v.has_value() != present || (v && *v != it->second))
-              violation("lookup(" + std::to_string(k) + ") of an own key disagrees with the oracle");
+            auto v = locked([&] { return lookup(idx, k); });
+            if (v.has_value() != present || (v && *v != value_of(it->second)))
+              violation("lookup(" + show(k) + ") of an own key disagrees with the oracle");
           } else if (op < 90) {
-            uint64_t any = key(static_cast<uint32_t>(rng() % workers_), rng() % keys_);
-            auto v = locked([&] { return idx.lookup(any); });
+            K any = key(static_cast<uint32_t>(rng() % workers_), rng() % keys_);
+            auto v = locked([&] { return lookup(idx, any); });
             if (v) check_value(any, *v, "lookup");
           } else {
-            uint64_t from = rng() % 4 == 0 ? rng() : key(static_cast<uint32_t>(rng() % workers_), rng() % keys_);
-            size_t want = 1 + rng() % buf.size();
-            size_t n = locked([&] { return idx.scan(from, want, buf.data()); });
-            check_scan(t, from, want, buf.data(), n, oracle);
+            K from = space_.scan_start(rng, workers_);
+            size_t want = 1 + rng() % 128;
+            locked([&] { scan(idx, from, want, got); });
+            check_scan(t, from, want, got, oracle);
           }
         }
       }
@@ -139,51 +236,60 @@ class stress_run {
     ops_.fetch_add(ops);
   }
 
-  void check_scan(uint32_t t, uint64_t from, size_t want, const record* r, size_t n,
-                  const std::map<uint64_t, uint64_t>& oracle) {
+  void check_scan(uint32_t t, const K& from, size_t want, const std::vector<std::pair<K, R>>& r,
+                  const oracle_map& oracle) {
+    size_t n = r.size();
     if (n > want) return violation("scan returned more records than asked");
     for (size_t i = 0; i < n; ++i) {
-      if (r[i].key < from) return violation("scan from " + std::to_string(from) + " returned a smaller key");
-      if (i && r[i - 1].key >= r[i].key) return violation("scan returned keys out of order");
-      check_value(r[i].key, r[i].value, "scan");
+      if (r[i].first < from) return violation("scan from " + show(from) + " returned a smaller key");
+      if (i && !(r[i - 1].first < r[i].first)) return violation("scan returned keys out of order");
+      check_value(r[i].first, r[i].second, "scan");
     }
     // Own keys in the covered interval [from, end] must match the oracle.
     bool to_end = n < want;
-    uint64_t end = n ? r[n - 1].key : 0;
     if (!to_end && n == 0) return;
     auto it = oracle.lower_bound(from);
     size_t i = 0;
-    for (; it != oracle.end() && (to_end || it->first <= end); ++it) {
-      while (i < n && r[i].key < it->first) ++i;
-      if (i == n || r[i].key != it->first || r[i].value != it->second)
-        return violation("scan from " + std::to_string(from) + " misses or misreports own key " +
-                         std::to_string(it->first));
+    for (; it != oracle.end() && (to_end || !(r[n - 1].first < it->first)); ++it) {
+      while (i < n && r[i].first < it->first) ++i;
+      if (i == n || r[i].first != it->first || r[i].second != value_of(it->second))
+        return violation("scan from " + show(from) + " misses or misreports own " + show(it->first));
     }
     for (i = 0; i < n; ++i)
-      if (owner_of(r[i].key) == t && !oracle.count(r[i].key))
-        return violation("scan returned own key " + std::to_string(r[i].key) + " that is not present");
+      if (space_.owner_of(r[i].first) == t && !oracle.count(r[i].first))
+        return violation("scan returned own " + show(r[i].first) + " that is not present");
   }
 
-  // The whole index against `expected`: full range, point lookups, check().
-  void compare(index& idx, const std::map<uint64_t, uint64_t>& expected, const std::string& when) {
-    std::vector<record> all;
-    idx.range(0, UINT64_MAX, all);
-    if (all.size() != expected.size())
-      violation(when + ": the index holds " + std::to_string(all.size()) + " records, the oracles " +
+  // The whole index against `expected`: every record, point lookups, check().
+  void compare(index& idx, const oracle_map& expected, const std::string& when) {
+    std::vector<std::pair<K, R>> got;
+    all(idx, got);
+    if (got.size() != expected.size())
+      violation(when + ": the index holds " + std::to_string(got.size()) + " records, the oracles " +
                 std::to_string(expected.size()));
     auto it = expected.begin();
-    for (size_t i = 0; i < all.size() && it != expected.end(); ++i, ++it)
-      if (all[i].key != it->first || all[i].value != it->second) {
-        violation(when + ": first difference at key " + std::to_string(it->first));
+    for (size_t i = 0; i < got.size() && it != expected.end(); ++i, ++it)
+      if (got[i].first != it->first || got[i].second != value_of(it->second)) {
+        violation(when + ": first difference at " + show(it->first));
         break;
       }
     for (auto& [k, v] : expected)
-      if (idx.lookup(k) != v) {
-        violation(when + ": lookup(" + std::to_string(k) + ") differs from the oracle");
+      if (lookup(idx, k) != value_of(v)) {
+        violation(when + ": lookup(" + show(k) + ") differs from the oracle");
         break;
       }
     auto c = idx.check();
     if (!c.ok) violation(when + ": check() failed: " + c.message);
+  }
+
+  stress_records records(const oracle_map& expected) const {
+    stress_records r;
+    r.bytes = !k_u64;
+    for (auto& [k, v] : expected) {
+      if constexpr (k_u64) r.u64.emplace(k, v);
+      else r.by_key.emplace(k, value_of(v));
+    }
+    return r;
   }
 
   uint64_t ops() const { return ops_.load(); }
@@ -191,8 +297,10 @@ class stress_run {
   std::atomic<uint64_t>& ops_counter() { return ops_; }
 
  private:
-  uint32_t workers_, modulus_;
+  uint32_t workers_;
   uint64_t keys_, seed_;
+  stress::key_space<K> space_;
+  stress::value_codec codec_;
   std::vector<std::atomic<uint64_t>> seq_;
   std::atomic<uint64_t> ops_{0}, violations_{0};
   std::mutex print_mu_;
@@ -200,7 +308,7 @@ class stress_run {
 
 // --- built-in extra checks (also examples of the extension point)
 
-uint64_t stats_final(index& idx, const std::map<uint64_t, uint64_t>& expected) {
+uint64_t stats_final(index& idx, const stress_records& expected) {
   auto s = idx.stats();
   if (s.records == expected.size()) return 0;
   std::fprintf(stderr, "stress: violation: stats().records is %" PRIu64 ", expected %zu\n", s.records,
@@ -208,25 +316,48 @@ uint64_t stats_final(index& idx, const std::map<uint64_t, uint64_t>& expected) {
   return 1;
 }
 
-uint64_t range_final(index& idx, const std::map<uint64_t, uint64_t>& expected) {
-  std::mt19937_64 rng(expected.size());
-  std::vector<uint64_t> keys;
-  for (auto& kv : expected) keys.push_back(kv.first);
+// 200 random range(lo, hi) queries against the expected records `m`; lo
+// and hi are mostly its keys, else `any()`.
+template <class M, class Range, class Any>
+uint64_t ranges_match(const M& m, Range&& range, Any&& any) {
+  std::mt19937_64 rng(m.size());
+  std::vector<typename M::key_type> keys;
+  for (auto& kv : m) keys.push_back(kv.first);
   uint64_t bad = 0;
   for (int i = 0; i < 200 && !keys.empty(); ++i) {
-    uint64_t lo = rng() % 3 ? keys[rng() % keys.size()] : rng();
-    uint64_t hi = rng() % 3 ? keys[rng() % keys.size()] : rng();
-    if (lo > hi) std::swap(lo, hi);
-    std::vector<record> got;
-    idx.range(lo, hi, got);
-    auto a = expected.lower_bound(lo), b = expected.upper_bound(hi);
-    size_t j = 0;
+    auto lo = rng() % 3 ? keys[rng() % keys.size()] : any(rng);
+    auto hi = rng() % 3 ? keys[rng() % keys.size()] : any(rng);
+    if (hi < lo) std::swap(lo, hi);
+    std::vector<std::pair<typename M::key_type, typename M::mapped_type>> got;
+    range(lo, hi, got);
+    auto a = m.lower_bound(lo), b = m.upper_bound(hi);
     bool same = static_cast<size_t>(std::distance(a, b)) == got.size();
-    for (auto it = a; same && it != b; ++it, ++j) same = got[j].key == it->first && got[j].value == it->second;
+    size_t j = 0;
+    for (auto it = a; same && it != b; ++it, ++j) same = got[j].first == it->first && got[j].second == it->second;
     if (!same) ++bad;
   }
   if (bad) std::fprintf(stderr, "stress: violation: %" PRIu64 " of 200 range() queries differ\n", bad);
   return bad;
+}
+
+uint64_t range_final(index& idx, const stress_records& e) {
+  if (!e.bytes)
+    return ranges_match(
+        e.u64,
+        [&](uint64_t lo, uint64_t hi, auto& out) {
+          std::vector<record> rs;
+          idx.range(lo, hi, rs);
+          for (auto& r : rs) out.emplace_back(r.key, r.value);
+        },
+        [](std::mt19937_64& rng) { return rng(); });
+  return ranges_match(
+      e.by_key,
+      [&](const std::string& lo, const std::string& hi, auto& out) {
+        record_buffer rb;
+        idx.range(lo, hi, rb);
+        for (size_t i = 0; i < rb.size(); ++i) out.emplace_back(std::string(rb.key(i)), std::string(rb.value(i)));
+      },
+      [](std::mt19937_64& rng) { return std::string(rng() % 3, static_cast<char>(rng())); });
 }
 
 const stress_check_registrar k_stats_check({"stats", "stats().records equals the number of records", nullptr,
@@ -252,70 +383,56 @@ std::vector<const stress_check*> parse_checks(const std::string& list) {
   return out;
 }
 
-}  // namespace
+struct run_args {
+  options o;
+  uint32_t threads;
+  double seconds;
+  uint64_t keys, seed;
+  std::vector<const stress_check*> checks;
+  bool concurrent;  // the index takes concurrent callers
+};
 
-int cmd_stress(args& a) {
-  bool pool_given = a.has("pool");
-  options o = index_options(a, pm::open_mode::must_create);
-  uint32_t threads = static_cast<uint32_t>(a.u64("threads", 2));
-  double seconds = a.real("seconds", 5);
-  uint64_t keys = a.u64("keys", 20000);  // per thread
-  uint64_t seed = a.u64("seed", std::random_device{}());
-  auto checks = parse_checks(a.str("check", ""));
-  bool keep = a.flag("keep");
-  if (!a.has("pool-size")) o.pool_size = uint64_t{256} << 20;
-  a.finish();
-  if (threads < 1 || threads > 256) throw error(errc::usage, "--threads must be 1..256");
-  if (keys < 2) throw error(errc::usage, "--keys must be at least 2");
-  if (!pool_given) o.pool_path = "/dev/shm/pmindex-stress-" + std::to_string(::getpid()) + ".pool";
-  o.quiet = true;
-  auto e = find_index(o.index);
-  if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
-  struct remover {
-    std::string path;
-    bool active;
-    ~remover() {
-      if (active) ::unlink(path.c_str());
-    }
-  } cleanup{o.pool_path, !keep && o.mode != pm::mode::dram};
-
+template <class K>
+int run_stress(run_args& ra, stress::key_space<K> space, uint64_t value_size) {
+  options& o = ra.o;
   uint32_t check_threads = 0;
-  for (auto* c : checks) check_threads += c->concurrent ? 1 : 0;
-  stress_run run(threads, threads + check_threads, keys, seed);
-  std::fprintf(stderr, "stress %s: %u threads, %.1f s, %" PRIu64 " keys per thread, mode %s, seed %" PRIu64 "\n",
-               o.index.c_str(), threads, seconds, keys, std::string(pm::to_string(o.mode)).c_str(), seed);
-
+  for (auto* c : ra.checks) check_threads += c->concurrent ? 1 : 0;
+  stress_run<K> run(ra.threads, ra.threads + check_threads, ra.keys, ra.seed, std::move(space),
+                    stress::value_codec(value_size));
   auto idx = open(o);
   std::mutex serial_mu;  // indexes that are not concurrent run under one lock
-  std::mutex* serial = e->concurrent ? nullptr : &serial_mu;
+  std::mutex* serial = ra.concurrent ? nullptr : &serial_mu;
   std::atomic<bool> stop{false};
-  std::vector<std::map<uint64_t, uint64_t>> oracles(threads);
+  std::vector<typename stress_run<K>::oracle_map> oracles(ra.threads);
   std::vector<std::unique_ptr<stress_context>> contexts;
   std::atomic<uint64_t> check_violations{0};
   std::vector<std::thread> pool;
-  for (uint32_t t = 0; t < threads; ++t)
+  for (uint32_t t = 0; t < ra.threads; ++t)
     pool.emplace_back([&, t] { run.worker(*idx, t, stop, oracles[t], serial); });
-  uint32_t owner = threads;
-  for (auto* c : checks) {
-    if (!c->concurrent) continue;
-    uint32_t my = owner++;
-    contexts.push_back(std::make_unique<stress_context>(stress_context{
-        *idx, stop, seed + my, [&run, my](uint64_t i) { return run.key(my, i); }, {}, &run.ops_counter(),
-        [&run, name = c->name](const std::string& m) { run.violation("--check " + name + ": " + m); }}));
-    auto* ctx = contexts.back().get();
-    pool.emplace_back([c, ctx, &check_violations] { check_violations += c->concurrent(*ctx); });
-  }
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  uint32_t owner = ra.threads;
+  if constexpr (std::is_same_v<K, uint64_t>)
+    for (auto* c : ra.checks) {
+      if (!c->concurrent) continue;
+      uint32_t my = owner++;
+      contexts.push_back(std::make_unique<stress_context>(stress_context{
+          *idx, stop, ra.seed + my, [&run, my](uint64_t i) { return run.key(my, i); }, {}, &run.ops_counter(),
+          [&run, name = c->name](const std::string& m) { run.violation("--check " + name + ": " + m); }}));
+      auto* ctx = contexts.back().get();
+      pool.emplace_back([c, ctx, &check_violations] { check_violations += c->concurrent(*ctx); });
+    }
+  std::this_thread::sleep_for(std::chrono::duration<double>(ra.seconds));
   stop = true;
   for (auto& th : pool) th.join();
 
-  std::map<uint64_t, uint64_t> expected;
+  typename stress_run<K>::oracle_map expected;
   for (auto& m : oracles) expected.insert(m.begin(), m.end());
-  for (auto& c : contexts) expected.insert(c->oracle.begin(), c->oracle.end());
+  if constexpr (std::is_same_v<K, uint64_t>)
+    for (auto& c : contexts) expected.insert(c->oracle.begin(), c->oracle.end());
+  const stress_records records = run.records(expected);
   auto finals = [&](index& x, const std::string& when) {
     run.compare(x, expected, when);
-    for (auto* c : checks)
-      if (c->final) check_violations += c->final(x, expected);
+    for (auto* c : ra.checks)
+      if (c->final) check_violations += c->final(x, records);
   };
   finals(*idx, "after the run");
 
@@ -339,6 +456,53 @@ int cmd_stress(args& a) {
   std::printf("stress %s: %" PRIu64 " ops, %" PRIu64 " violations\n", o.index.c_str(), run.ops(), violations);
   std::fflush(stdout);
   return violations ? static_cast<int>(errc::failure) : 0;
+}
+
+}  // namespace
+
+int cmd_stress(args& a) {
+  bool pool_given = a.has("pool");
+  run_args ra;
+  ra.o = index_options(a, pm::open_mode::must_create);
+  options& o = ra.o;
+  ra.threads = static_cast<uint32_t>(a.u64("threads", 2));
+  ra.seconds = a.real("seconds", 5);
+  ra.keys = a.u64("keys", 20000);  // per thread
+  ra.seed = a.u64("seed", std::random_device{}());
+  ra.checks = parse_checks(a.str("check", ""));
+  data_options d = read_data_options(a, ra.seed);
+  bool keep = a.flag("keep");
+  if (!a.has("pool-size")) o.pool_size = uint64_t{256} << 20;
+  a.finish();
+  if (ra.threads < 1 || ra.threads > 256) throw error(errc::usage, "--threads must be 1..256");
+  if (ra.keys < 2) throw error(errc::usage, "--keys must be at least 2");
+  if (!pool_given) o.pool_path = "/dev/shm/pmindex-stress-" + std::to_string(::getpid()) + ".pool";
+  o.quiet = true;
+  auto e = find_index(o.index);
+  if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
+  ra.concurrent = e->concurrent;
+  for (auto* c : ra.checks)
+    if (c->concurrent && d.ds)
+      throw error(errc::usage, "--check " + c->name + " runs on stress's own u64 keys: not with --dataset");
+  if (d.bytes && !d.ds) d.ds = bench::make_dataset("u64-bytes", ra.seed);
+  prepare_byte_run(o, d);
+  struct remover {
+    std::string path;
+    bool active;
+    ~remover() {
+      if (active) ::unlink(path.c_str());
+    }
+  } cleanup{o.pool_path, !keep && o.mode != pm::mode::dram};
+
+  std::fprintf(stderr, "stress %s: %u threads, %.1f s, %" PRIu64 " keys per thread, mode %s, seed %" PRIu64 "%s%s\n",
+               o.index.c_str(), ra.threads, ra.seconds, ra.keys, std::string(pm::to_string(o.mode)).c_str(), ra.seed,
+               d.ds ? ", " : "", d.describe().c_str());
+  uint32_t modulus = ra.threads;
+  for (auto* c : ra.checks) modulus += c->concurrent ? 1 : 0;
+  if (d.bytes)
+    return run_stress<std::string>(ra, stress::key_space<std::string>(modulus, ra.keys, *d.ds), d.value_size);
+  if (d.ds) return run_stress<uint64_t>(ra, stress::key_space<uint64_t>(modulus, ra.keys, *d.ds), 8);
+  return run_stress<uint64_t>(ra, stress::key_space<uint64_t>(modulus, ra.keys, ra.seed), 8);
 }
 
 }  // namespace pmindex::cli

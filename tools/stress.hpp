@@ -8,7 +8,10 @@
 //   static const pmindex::cli::stress_check_registrar reg({
 //       "snapshot", "range scans are atomic snapshots",
 //       [](pmindex::cli::stress_context& ctx) { ...; return violations; },  // or nullptr
-//       [](pmindex::index& idx, const auto& expected) { ...; return violations; }});  // or nullptr
+//       [](pmindex::index& idx, const pmindex::cli::stress_records& expected) { ...; }});  // or nullptr
+//
+// A check with a thread of its own works on u64 keys: it runs only without
+// --dataset (stress's own keys); final checks run on byte runs too.
 #pragma once
 
 #include <atomic>
@@ -40,6 +43,15 @@ struct stress_context {
   std::function<void(const std::string&)> report;
 };
 
+// Every record the index must hold at the end: `u64` on u64 runs, `by_key`
+// (key -> value bytes) on byte runs (--dataset / --value-size).
+struct stress_records {
+  bool bytes = false;
+  std::map<uint64_t, uint64_t> u64;
+  std::map<std::string, std::string> by_key;
+  size_t size() const { return bytes ? by_key.size() : u64.size(); }
+};
+
 struct stress_check {
   std::string name;
   std::string description;
@@ -47,7 +59,7 @@ struct stress_check {
   std::function<uint64_t(stress_context&)> concurrent;
   // Runs after the workers are done, and again after each reopen, with
   // every record the index must hold; returns violations.
-  std::function<uint64_t(index&, const std::map<uint64_t, uint64_t>& expected)> final;
+  std::function<uint64_t(index&, const stress_records& expected)> final;
 };
 
 // Registered checks (built-in ones and those of other tools/*.cpp files).

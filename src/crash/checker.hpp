@@ -31,16 +31,25 @@ struct key_state {
 // One operation of the history. Every field is written before `start`, the
 // result before `end` (stamps of one global clock; 0 = not yet), so a child
 // that sees the log at any instant knows which operations completed.
+// Values are named by their id (unique per operation): with u64 values the
+// id is the value; with byte values the bytes are values_.make(id, size).
 struct op_rec {
   op_kind kind = op_kind::lookup;
   uint32_t thread = 0;
   uint32_t ki = 0;        // key index in the key space
-  uint64_t key = 0, value = 0;
+  uint64_t value = 0;     // the id of the value it writes
   key_state prev;         // private keys: the state before the operation
   uint64_t start = 0, end = 0;
   bool ok = false;        // insert/update/remove succeeded; lookup found
-  uint64_t got = 0;       // lookup: the value read
+  uint64_t got = 0;       // lookup: read_tag() of the value read
 };
+
+// Value id standing for bytes no operation of the key wrote (ids never are 0).
+inline constexpr uint64_t k_foreign = 0;
+
+// What read_all() and the oracle compare: key bytes -> value bytes (u64
+// keys as their 8 big-endian bytes, u64 values as their 8 bytes).
+using content_map = std::map<std::string, std::string>;
 
 // The state after applying `o` to `s` (single-key operations only).
 key_state apply(const op_rec& o, key_state s);
@@ -58,8 +67,24 @@ class checker final : public shadow_observer::listener {
  private:
   enum class phase : uint8_t { creating, running, done };
 
-  // --- history (history.cpp)
+  // --- keys and values (keys.cpp)
+  void choose_key_kind(const index_entry& e);  // crashtest.cpp
   void make_keys();
+  void draw_dataset_keys(std::mt19937_64& rng);
+  std::string show_key(uint32_t ki) const;
+  std::string show_key(std::string_view k) const;
+  std::string show(const key_state& s) const;
+  std::string value_of(uint64_t id) const;                 // the bytes operation `id` writes
+  bool value_is(uint64_t id, std::string_view v) const;    // v is exactly that value
+  uint64_t read_tag(std::string_view v) const;             // what a lookup records of a value
+  // The index calls on key bytes, u64 or byte path as the run is.
+  bool call_insert(index& idx, std::string_view k, uint64_t id, std::string& buf);
+  bool call_update(index& idx, std::string_view k, uint64_t id, std::string& buf);
+  bool call_remove(index& idx, std::string_view k);
+  bool call_lookup(index& idx, std::string_view k, std::string* v);
+  size_t call_scan(index& idx, std::string_view from, size_t count, record_buffer& out);
+
+  // --- history (history.cpp)
   void run_history(bool calibrate);
   void run_thread(uint32_t t);
   void do_op(uint32_t t, uint64_t j, std::mt19937_64& rng);
@@ -75,14 +100,19 @@ class checker final : public shadow_observer::listener {
 
   // --- the child (oracle.cpp): "" if the image passes, else the violation
   std::string oracle(char* image, bool frozen, uint64_t parent_used);
-  std::string check_keys(const std::map<uint64_t, uint64_t>& content);
-  std::string check_shared(uint32_t ki, const key_state& got);
-  std::string check_usable(index& idx, std::map<uint64_t, uint64_t> content);
+  std::string read_all(index& idx, content_map& out);
+  key_state recovered(uint32_t ki, const std::string* v, std::initializer_list<key_state> prefer) const;
+  std::string check_keys(const content_map& content);
+  std::string check_shared(uint32_t ki, const std::string* got);
+  std::string check_usable(index& idx, content_map content);
 
   config c_;
   result r_;
-  std::vector<uint64_t> keys_;
-  std::map<uint64_t, uint32_t> key_index_;
+  bool bytes_ = false;                      // byte calls (else the u64 calls)
+  std::vector<std::string> keys_;           // the key space, as bytes
+  std::vector<uint64_t> keys_u64_;          // the same as integers (u64 calls)
+  std::map<std::string, uint32_t> key_index_;
+  std::vector<std::string> probes_;         // keys inserted after recovery (never in the key space)
   std::vector<uint32_t> owner_;            // per key: thread, or k_shared
   std::vector<key_state> ref_;             // private keys: after completed ops
   std::vector<std::vector<op_rec>> logs_;  // per thread, preallocated

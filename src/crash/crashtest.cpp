@@ -40,10 +40,45 @@ checker::checker(const config& c) : c_(c), vrng_(mix64(c.seed ^ 0x76617273)) {
   if (c_.ops < c_.threads) throw error(errc::usage, "--ops must be at least --threads");
   if (c_.threads > 1 && c_.keyset != "shared" && c_.keys < 4 * c_.threads)
     throw error(errc::usage, "--keys must be at least 4 per thread");
+  choose_key_kind(*e);
+  make_keys();
+  for (auto& k : keys_)
+    if (bytes_ && k.size() > e->max_key)
+      throw error(errc::key_too_long, "dataset " + c_.dataset->name + " gave a key of " + std::to_string(k.size()) +
+                                          " bytes; " + e->name + " takes at most " + std::to_string(e->max_key));
   void* m = mmap(nullptr, k_msg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw error(errc::io, "cannot map the verdict page");
   msg_ = static_cast<char*>(m);
-  make_keys();
+}
+
+// Byte keys (a dataset that is not integer) or values other than 8 bytes
+// run the byte calls on an index created keys=bytes; keys=u64 is refused.
+void checker::choose_key_kind(const index_entry& e) {
+  bytes_ = (c_.dataset && !c_.dataset->integer) || c_.value_size != 8;
+  if (!bytes_) return;
+  std::string why = c_.value_size != 8 ? "--value-size " + std::to_string(c_.value_size)
+                                       : "--dataset " + c_.dataset->name;
+  c_.params = byte_run_params(e, c_.params, c_.value_size, why);
+  if (!c_.values.make || !c_.values.matches)
+    throw error(errc::usage, "byte values need a value_source (crash::config::values)");
+}
+
+std::string byte_run_params(const index_entry& e, const std::string& params, uint64_t value_size,
+                            const std::string& why) {
+  if (!e.supports(key_kind::bytes))
+    throw error(errc::unsupported, "index " + e.name + " does not take keys=bytes (needed by " + why + ")");
+  if (value_size > e.max_value)
+    throw error(errc::value_too_long,
+                why + ": " + e.name + " takes values of at most " + std::to_string(e.max_value) + " bytes");
+  for (size_t i = 0, j; i <= params.size(); i = j + 1) {
+    j = params.find(',', i);
+    if (j == std::string::npos) j = params.size();
+    std::string_view kv(params.data() + i, j - i);
+    if (kv.substr(0, 5) != "keys=") continue;
+    if (kv != "keys=bytes") throw error(errc::usage, why + " needs keys=bytes, not " + std::string(kv));
+    return params;
+  }
+  return params.empty() ? "keys=bytes" : "keys=bytes," + params;
 }
 
 checker::~checker() {
@@ -69,7 +104,7 @@ std::string checker::where(uint64_t k) const {
       if (!o.start) break;
       if (o.end) continue;
       if (!fl.empty()) fl += ", ";
-      fl += "thread " + std::to_string(o.thread) + " " + to_string(o.kind) + "(" + std::to_string(o.key) +
+      fl += "thread " + std::to_string(o.thread) + " " + to_string(o.kind) + "(" + show_key(o.ki) +
             (o.kind == op_kind::insert || o.kind == op_kind::update ? ", " + hex(o.value) : "") + ")";
     }
   return s + (fl.empty() ? " (between operations)" : " (during " + fl + ")");

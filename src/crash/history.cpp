@@ -5,7 +5,7 @@
 // a seed (given a deterministic index); threaded ones are not.
 #include <barrier>
 #include <cstdio>
-#include <set>
+#include <mutex>
 #include <thread>
 
 #include "checker.hpp"
@@ -43,42 +43,6 @@ key_state apply(const op_rec& o, key_state s) {
     default: break;
   }
   return s;
-}
-
-// Keys: half dense small integers (full radix nodes, node growth), half
-// sparse 64-bit keys around four random prefixes diverging at random depths
-// (prefix splits). None is 0 or in the probe range used after recovery.
-void checker::make_keys() {
-  std::mt19937_64 rng(mix64(c_.seed ^ 0x6b657973));
-  uint64_t prefix[4];
-  for (auto& p : prefix) p = rng() & 0x0FFFFFFFFFFFFFFFull;
-  std::set<uint64_t> seen;
-  while (keys_.size() < c_.keys) {
-    uint64_t k;
-    if (keys_.size() % 2 == 0) {
-      k = keys_.size() / 2 + 1;
-    } else {
-      unsigned depth = 1 + rng() % 7;  // low bytes that vary
-      uint64_t mask = (uint64_t{1} << (8 * depth)) - 1;
-      k = (prefix[rng() % 4] & ~mask) | (rng() & mask);
-      k = (k & 0x0FFFFFFFFFFFFFFFull) | 0x0100000000000000ull;
-    }
-    if (!seen.insert(k).second) continue;
-    keys_.push_back(k);
-  }
-  for (uint32_t i = 0; i < keys_.size(); ++i) key_index_[keys_[i]] = i;
-  // Ownership: one thread owns everything; with threads, `disjoint` splits
-  // the keys, `shared` shares them all, `mixed` shares one key in four.
-  owner_.assign(keys_.size(), 0);
-  // Owned keys go round-robin over the threads by their own count: with
-  // `mixed`, i % threads would leave a thread no key when threads = 4 (the
-  // keys i % 4 == 3 are the shared ones), and a thread without keys skips
-  // operations, which leaves gaps in its log that the oracle stops at.
-  if (c_.threads > 1)
-    for (uint32_t i = 0, owned = 0; i < keys_.size(); ++i) {
-      bool shared = c_.keyset == "shared" || (c_.keyset == "mixed" && i % 4 == 3);
-      owner_[i] = shared ? k_shared : owned++ % c_.threads;
-    }
 }
 
 void checker::live_violation(const std::string& m) {
@@ -129,23 +93,23 @@ void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
   o.kind = kind;
   o.thread = t;
   o.ki = ki;
-  o.key = keys_[ki];
   o.value = 0xA500000000000000ull | (uint64_t{t + 1} << 40) | (j + 1);  // unique per operation
   if (owner_[ki] == t) o.prev = ref_[ki];
+  const std::string& key = keys_[ki];
+  static thread_local std::string vbuf, got;
+  static thread_local record_buffer sbuf;
+  sbuf.clear();
   __atomic_store_n(&o.start, clock_.fetch_add(1), __ATOMIC_RELEASE);
-  record buf[16];
   size_t n = 0;
   switch (kind) {
-    case op_kind::insert: o.ok = idx_->insert(o.key, o.value); break;
-    case op_kind::update: o.ok = idx_->update(o.key, o.value); break;
-    case op_kind::remove: o.ok = idx_->remove(o.key); break;
-    case op_kind::lookup: {
-      auto v = idx_->lookup(o.key);
-      o.ok = v.has_value();
-      o.got = v.value_or(0);
+    case op_kind::insert: o.ok = call_insert(*idx_, key, o.value, vbuf); break;
+    case op_kind::update: o.ok = call_update(*idx_, key, o.value, vbuf); break;
+    case op_kind::remove: o.ok = call_remove(*idx_, key); break;
+    case op_kind::lookup:
+      o.ok = call_lookup(*idx_, key, &got);
+      o.got = o.ok ? read_tag(got) : 0;
       break;
-    }
-    case op_kind::scan: n = idx_->scan(o.key, 16, buf); break;
+    case op_kind::scan: n = call_scan(*idx_, key, 16, sbuf); break;
   }
   if (owner_[ki] == t && !calibrating_) {
     // Exact results for keys nobody else writes.
@@ -153,18 +117,22 @@ void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
     bool expect_ok = kind == op_kind::insert ? !s.present : s.present;
     if ((kind == op_kind::insert || kind == op_kind::update || kind == op_kind::remove || kind == op_kind::lookup) &&
         o.ok != expect_ok)
-      live_violation(std::string(to_string(kind)) + "(" + std::to_string(o.key) + ") returned " +
+      live_violation(std::string(to_string(kind)) + "(" + show_key(ki) + ") returned " +
                      (o.ok ? "true/found" : "false/absent") + ", expected the opposite");
-    else if (kind == op_kind::lookup && o.ok && o.got != s.value)
-      live_violation("lookup(" + std::to_string(o.key) + ") returned " + hex(o.got) + ", expected " + hex(s.value));
+    else if (kind == op_kind::lookup && o.ok && !value_is(s.value, got))
+      live_violation("lookup(" + show_key(ki) + ") returned " + show(recovered(ki, &got, {})) + ", expected " +
+                     hex(s.value));
     if (kind == op_kind::scan && c_.threads == 1) {
-      std::vector<record> exp;
-      for (auto& [k, i] : key_index_)
-        if (k >= o.key && ref_[i].present && exp.size() < 16) exp.push_back({k, ref_[i].value});
-      size_t want = exp.size();
-      if (n != want || !std::equal(exp.begin(), exp.end(), buf))
-        live_violation("scan(" + std::to_string(o.key) + ", 16) returned " + std::to_string(n) +
-                       " records, not the expected " + std::to_string(want));
+      size_t want = 0;
+      bool same = true;
+      for (auto it = key_index_.lower_bound(key); it != key_index_.end() && want < 16; ++it) {
+        if (!ref_[it->second].present) continue;
+        same = same && want < n && sbuf.key(want) == it->first && value_is(ref_[it->second].value, sbuf.value(want));
+        ++want;
+      }
+      if (n != want || !same)
+        live_violation("scan(" + show_key(ki) + ", 16) returned " + std::to_string(n) + " records" +
+                       (n == want ? ", not the expected ones" : ", not the expected " + std::to_string(want)));
     }
     ref_[ki] = after;  // before `end`: a completed operation is in ref_
   }
@@ -194,7 +162,7 @@ void checker::run_history(bool calibrate) {
 
   options o;
   o.index = c_.index;
-  o.params = c_.params;
+  o.params = c_.params;  // keys=bytes added by the constructor for byte runs
   o.pool_size = c_.pool_size;
   o.mode = pm::mode::persist;
   o.observer = obs_.get();

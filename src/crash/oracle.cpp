@@ -21,6 +21,13 @@
 // These are necessary conditions (sound: they never reject a state some
 // linearization of completed plus a subset of in-flight operations
 // explains); they do not search for a full linearization.
+//
+// Byte values: the history keeps each operation's value id; a recovered
+// value is matched against the ids of the key's writes with
+// value_source::matches (exact bytes, exact size). Values of 8 bytes or
+// more are distinct per id; shorter ones may be shared by several writes,
+// and a state then passes if one of them explains it. A lookup records a
+// hash of the bytes it read (read_tag) for R2.
 #include <sys/mman.h>
 
 #include "checker.hpp"
@@ -30,46 +37,73 @@ namespace pmindex::crash {
 
 namespace {
 
-std::string show(const key_state& s) { return s.present ? "value " + hex(s.value) : "absent"; }
-
 bool writes(const op_rec& o) { return o.kind == op_kind::insert || o.kind == op_kind::update; }
 bool completed(const op_rec& o) { return o.end != 0; }
 bool in_flight(const op_rec& o) { return o.start != 0 && o.end == 0; }
 
-// Probe keys used after recovery; the key space never holds them.
-constexpr uint64_t k_probe_base = 0xF000000000000000ull;
-constexpr unsigned k_probes = 24;
-
 }  // namespace
 
-std::string checker::check_shared(uint32_t ki, const key_state& got) {
+// The state of key `ki` recovered with value bytes *v (null: absent), its
+// value named by the id of an operation that wrote exactly those bytes:
+// first among `prefer` (the states the check allows, so short values that
+// several operations share resolve to the allowed one), else any write of
+// the key, else k_foreign.
+key_state checker::recovered(uint32_t ki, const std::string* v, std::initializer_list<key_state> prefer) const {
+  if (!v) return {};
+  if (!bytes_) return {true, v->size() == 8 ? value_u64(*v) : k_foreign};
+  for (auto& s : prefer)
+    if (s.present && value_is(s.value, *v)) return {true, s.value};
+  for (auto& log : logs_)
+    for (auto& o : log) {
+      if (!o.start) break;
+      if (o.ki == ki && writes(o) && value_is(o.value, *v)) return {true, o.value};
+    }
+  return {true, k_foreign};
+}
+
+// Shared keys: R1..R3 (above). With byte values several writers may have
+// written the same bytes (values under 8 bytes): the state passes if one of
+// them explains it.
+std::string checker::check_shared(uint32_t ki, const std::string* got) {
   std::vector<const op_rec*> ops;
   for (auto& log : logs_)
     for (auto& o : log) {
       if (!o.start) break;
       if (o.ki == ki && o.kind != op_kind::scan) ops.push_back(&o);
     }
-  const std::string key = "shared key " + std::to_string(keys_[ki]);
-  if (got.present) {
-    const op_rec* w = nullptr;
-    for (auto* o : ops)
-      if (writes(*o) && o->value == got.value) w = o;
-    if (!w) return key + ": recovered value " + hex(got.value) + " was never written";
-    if (completed(*w) && !w->ok)
-      return key + ": recovered value " + hex(got.value) + " of a " + to_string(w->kind) +
-             " that returned false";
-    if (completed(*w))
-      for (auto* x : ops) {  // R2
-        if (x == w || !completed(*x) || x->start <= w->end) continue;
-        bool changes = (writes(*x) || x->kind == op_kind::remove) && x->ok;
-        bool read_other = x->kind == op_kind::lookup && (!x->ok || x->got != got.value);
-        if (changes || read_other)
-          return key + ": recovered value " + hex(got.value) + " of a completed " +
-                 to_string(w->kind) + ", but a later completed " + to_string(x->kind) + " of thread " +
-                 std::to_string(x->thread) + (changes ? " changed the key" : " read another state") +
-                 " (a completed operation was lost)";
+  const std::string key = "shared key " + show_key(ki);
+  if (got) {
+    std::string first;
+    bool any = false;
+    for (auto* w : ops) {
+      if (!writes(*w) || !value_is(w->value, *got)) continue;
+      any = true;
+      std::string m;
+      if (completed(*w) && !w->ok) {
+        m = key + ": recovered value " + hex(w->value) + " of a " + to_string(w->kind) + " that returned false";
+      } else if (completed(*w)) {
+        const uint64_t tag = read_tag(value_of(w->value));
+        for (auto* x : ops) {  // R2
+          if (x == w || !completed(*x) || x->start <= w->end) continue;
+          bool changes = (writes(*x) || x->kind == op_kind::remove) && x->ok;
+          bool read_other = x->kind == op_kind::lookup && (!x->ok || x->got != tag);
+          if (changes || read_other) {
+            m = key + ": recovered value " + hex(w->value) + " of a completed " + to_string(w->kind) +
+                ", but a later completed " + to_string(x->kind) + " of thread " + std::to_string(x->thread) +
+                (changes ? " changed the key" : " read another state") + " (a completed operation was lost)";
+            break;
+          }
+        }
       }
-    return "";
+      if (m.empty()) return "";
+      if (first.empty()) first = m;
+    }
+    if (!any)
+      return key + ": recovered " +
+             (bytes_ || got->size() != 8 ? "a value of " + std::to_string(got->size()) + " bytes"
+                                         : "value " + hex(value_u64(*got))) +
+             " that was never written";
+    return first;
   }
   for (auto* p : ops) {  // R3
     if (!completed(*p) || !p->ok || !(writes(*p) || p->kind == op_kind::lookup)) continue;
@@ -83,9 +117,9 @@ std::string checker::check_shared(uint32_t ki, const key_state& got) {
   return "";
 }
 
-std::string checker::check_keys(const std::map<uint64_t, uint64_t>& content) {
+std::string checker::check_keys(const content_map& content) {
   for (auto& [k, v] : content)
-    if (!key_index_.count(k)) return "recovered key " + std::to_string(k) + " was never inserted";
+    if (!key_index_.count(k)) return "recovered key " + show_key(k) + " was never inserted";
   // The operation each thread has in flight (at most one).
   std::vector<const op_rec*> flying(logs_.size(), nullptr);
   for (auto& log : logs_)
@@ -95,78 +129,88 @@ std::string checker::check_keys(const std::map<uint64_t, uint64_t>& content) {
     }
   for (uint32_t ki = 0; ki < keys_.size(); ++ki) {
     auto it = content.find(keys_[ki]);
-    key_state got = it == content.end() ? key_state{} : key_state{true, it->second};
+    const std::string* v = it == content.end() ? nullptr : &it->second;
     if (owner_[ki] == k_shared) {
-      auto m = check_shared(ki, got);
+      auto m = check_shared(ki, v);
       if (!m.empty()) return m;
       continue;
     }
     const op_rec* f = flying[owner_[ki]];
     if (f && f->ki == ki) {
       key_state before = f->prev, after = apply(*f, f->prev);
+      key_state got = recovered(ki, v, {before, after});
       if (got != before && got != after)
-        return "key " + std::to_string(keys_[ki]) + " recovered " + show(got) + "; the " + to_string(f->kind) +
+        return "key " + show_key(ki) + " recovered " + show(got) + "; the " + to_string(f->kind) +
                " in flight allows only " + show(before) + " (not applied) or " + show(after) + " (applied)";
-    } else if (got != ref_[ki]) {
-      return "key " + std::to_string(keys_[ki]) + " recovered " + show(got) + ", but the completed operations left " +
-             show(ref_[ki]) + (ref_[ki].present && !got.present ? " (a completed operation was lost)" : "");
+    } else {
+      key_state got = recovered(ki, v, {ref_[ki]});
+      if (got != ref_[ki])
+        return "key " + show_key(ki) + " recovered " + show(got) + ", but the completed operations left " +
+               show(ref_[ki]) + (ref_[ki].present && !got.present ? " (a completed operation was lost)" : "");
     }
   }
   return "";
 }
-
-namespace {
 
 // Reads the whole index with scan and checks it against lookups.
-std::string read_all(index& idx, std::map<uint64_t, uint64_t>& out) {
+std::string checker::read_all(index& idx, content_map& out) {
   out.clear();
-  record buf[64];
-  uint64_t from = 0;
+  record_buffer buf;
+  std::string from;  // "" is the smallest key (u64: 0)
   for (size_t guard = 0; guard < 1000000; ++guard) {
-    size_t n = idx.scan(from, 64, buf);
-    if (n > 64) return "scan returned more records than asked";
+    buf.clear();
+    size_t n = call_scan(idx, from, 64, buf);
+    if (n > 64 || n != buf.size()) return "scan returned more records than asked";
     for (size_t i = 0; i < n; ++i) {
-      if (buf[i].key < from || (!out.empty() && buf[i].key <= out.rbegin()->first))
-        return "scan out of order at key " + std::to_string(buf[i].key);
-      out[buf[i].key] = buf[i].value;
+      std::string_view k = buf.key(i);
+      if (k < std::string_view(from) || (!out.empty() && k <= out.rbegin()->first))
+        return "scan out of order at key " + show_key(k);
+      if (!bytes_ && (k.size() != 8 || buf.value(i).size() != 8)) return "u64 scan gave a record that is not 8 bytes";
+      out.emplace(std::string(k), std::string(buf.value(i)));
     }
-    if (n < 64 || buf[n - 1].key == UINT64_MAX) break;
-    from = buf[n - 1].key + 1;
+    if (n < 64) break;
+    from = out.rbegin()->first;
+    if (bytes_) {
+      from.push_back('\0');  // the smallest key after it
+    } else {
+      uint64_t k = key_u64(from);
+      if (k == UINT64_MAX) break;
+      from = std::string_view(key_bytes(k + 1));
+    }
   }
+  std::string got;
   for (auto& [k, v] : out) {
-    auto got = idx.lookup(k);
-    if (got != v)
-      return "lookup(" + std::to_string(k) + ") gives " + (got ? std::to_string(*got) : "nothing") +
-             " but scan gives " + std::to_string(v);
+    if (!call_lookup(idx, k, &got)) return "lookup(" + show_key(k) + ") finds nothing, but scan gives it";
+    if (got != v) return "lookup(" + show_key(k) + ") and scan give different values";
   }
   return "";
 }
-
-}  // namespace
 
 // After recovery the index must work: inserts that allocate (a block that
 // recovery wrongly freed would be handed out twice), removes, updates.
-std::string checker::check_usable(index& idx, std::map<uint64_t, uint64_t> content) {
-  for (unsigned i = 0; i < k_probes; ++i) {
-    uint64_t k = k_probe_base + i * 0x10001ull;
-    if (!idx.insert(k, 0xBEEF0000u + i)) return "after recovery: insert of a new key returned false";
-    content[k] = 0xBEEF0000u + i;
+std::string checker::check_usable(index& idx, content_map content) {
+  std::string buf;
+  for (unsigned i = 0; i < probes_.size(); ++i) {
+    uint64_t id = 0xBEEF0000u + i;
+    if (!call_insert(idx, probes_[i], id, buf)) return "after recovery: insert of a new key returned false";
+    content[probes_[i]] = value_of(id);
   }
   unsigned n = 0;
   for (auto it = content.begin(); it != content.end(); ++n) {
     if (n % 2 == 0) {
-      if (!idx.remove(it->first)) return "after recovery: remove(" + std::to_string(it->first) + ") returned false";
+      if (!call_remove(idx, it->first)) return "after recovery: remove(" + show_key(it->first) + ") returned false";
       it = content.erase(it);
     } else {
-      if (!idx.update(it->first, it->second + 1))
-        return "after recovery: update(" + std::to_string(it->first) + ") returned false";
-      ++it->second;
+      uint64_t id = 0xBEEF1000u + n;
+      if (!call_update(idx, it->first, id, buf))
+        return "after recovery: update(" + show_key(it->first) + ") returned false";
+      it->second = value_of(id);
       ++it;
     }
   }
   auto cr = idx.check();
   if (!cr.ok) return "after recovery and more operations, check() fails: " + cr.message;
-  std::map<uint64_t, uint64_t> now;
+  content_map now;
   auto m = read_all(idx, now);
   if (!m.empty()) return "after recovery and more operations: " + m;
   if (now != content) return "after recovery, inserts/removes/updates give the wrong content";
@@ -175,7 +219,7 @@ std::string checker::check_usable(index& idx, std::map<uint64_t, uint64_t> conte
 
 std::string checker::oracle(char* image, bool frozen, uint64_t parent_used) {
   options o;
-  o.index = c_.index;
+  o.index = c_.index;  // the parameters (keys=) come from the pool
   o.mode = pm::mode::persist;
   o.open = pm::open_mode::must_exist;
   o.image = image;
@@ -191,7 +235,7 @@ std::string checker::oracle(char* image, bool frozen, uint64_t parent_used) {
   }
   auto cr = idx->check();
   if (!cr.ok) return "check() after recovery: " + cr.message;
-  std::map<uint64_t, uint64_t> content;
+  content_map content;
   auto m = read_all(*idx, content);
   if (!m.empty()) return "after recovery: " + m;
   if (phase_ == phase::creating) {
@@ -225,7 +269,7 @@ std::string checker::oracle(char* image, bool frozen, uint64_t parent_used) {
   }
   cr = idx->check();
   if (!cr.ok) return "check() after a second recovery: " + cr.message;
-  std::map<uint64_t, uint64_t> again;
+  content_map again;
   m = read_all(*idx, again);
   if (!m.empty()) return "after a second recovery: " + m;
   if (again != content) return "a second recovery changed the records";

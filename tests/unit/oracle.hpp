@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "pmindex/index.hpp"
@@ -27,6 +28,32 @@ inline void expect_matches(index& idx, const std::map<uint64_t, uint64_t>& ref) 
   for (auto& [k, v] : ref) {
     ASSERT_EQ(all[i].key, k) << "scan position " << i;
     ASSERT_EQ(all[i].value, v) << "scan position " << i;
+    ++i;
+  }
+  ASSERT_EQ(idx.stats().records, ref.size());
+}
+
+}  // namespace pmindex::test
+
+namespace pmindex::test {
+
+// The same for byte keys and values: check(), every key looked up, one full
+// scan from the empty key (the smallest) in key order, the record count.
+inline void expect_matches(index& idx, const std::map<std::string, std::string>& ref) {
+  auto c = idx.check();
+  ASSERT_TRUE(c.ok) << c.message;
+  std::string got;
+  for (auto& [k, v] : ref) {
+    ASSERT_TRUE(idx.lookup(k, &got)) << "key of " << k.size() << " bytes missing";
+    ASSERT_EQ(got.size(), v.size()) << "value size, key of " << k.size() << " bytes";
+    ASSERT_TRUE(got == v) << "value, key of " << k.size() << " bytes";
+  }
+  record_buffer all;
+  ASSERT_EQ(idx.scan(std::string_view(), ref.size() + 1, all), ref.size());
+  size_t i = 0;
+  for (auto& [k, v] : ref) {
+    ASSERT_TRUE(all.key(i) == k) << "scan position " << i;
+    ASSERT_TRUE(all.value(i) == v) << "scan position " << i;
     ++i;
   }
   ASSERT_EQ(idx.stats().records, ref.size());

@@ -35,15 +35,15 @@ class temp_pool {
 };
 
 // Runs the pmindex binary with `args`; returns its exit code (or 128+signal)
-// and its stdout in *out.
-inline int run_pmindex(const std::vector<std::string>& args, std::string* out = nullptr) {
+// and its stdout (fd 2: its stderr) in *out; the other stream is dropped.
+inline int run_pmindex(const std::vector<std::string>& args, std::string* out = nullptr, int fd = 1) {
   int pipefd[2];
   if (pipe(pipefd) != 0) return -1;
   pid_t pid = fork();
   if (pid == 0) {
-    dup2(pipefd[1], 1);
+    dup2(pipefd[1], fd);
     int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) dup2(devnull, 2);
+    if (devnull >= 0) dup2(devnull, 3 - fd);
     close(pipefd[0]);
     std::vector<char*> argv;
     std::string bin = PMINDEX_BINARY;

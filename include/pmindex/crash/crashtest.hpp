@@ -22,11 +22,36 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
-#include <vector>
+#include <string_view>
 #include <utility>
+#include <vector>
+
+namespace pmindex {
+struct index_entry;
+}
 
 namespace pmindex::crash {
+
+// Dataset mode (`crashtest --dataset NAME`): where the keys come from. The
+// checker draws `config::keys` distinct ids at random and, with byte keys,
+// makes one key in eight a proper prefix of another (the empty key
+// included), so prefix chains are always crashed too.
+struct key_source {
+  std::string name;      // as given, for messages and the reproduce command
+  bool integer = false;  // 8-byte integer keys, used through the u64 calls
+  uint64_t size = 0;     // ids 0..size-1
+  std::function<std::string(uint64_t id)> key;
+};
+
+// Byte values: the value of operation `id` (unique per operation) is
+// make(id, value_size); matches(id, v) says whether v is that value.
+struct value_source {
+  std::function<void(uint64_t id, size_t size, std::string& out)> make;
+  std::function<bool(uint64_t id, std::string_view v)> matches;
+};
 
 struct config {
   std::string index = "canary";
@@ -37,6 +62,12 @@ struct config {
   uint64_t seed = 1;
   bool exhaustive = false;        // every event of the history is a crash point
   uint64_t keys = 64;             // key space (small: splits, growth, empties)
+  // Keys from a dataset (empty: the checker's own mixed dense/sparse u64
+  // keys) and the value size. Byte keys (a non-integer dataset) or a value
+  // size other than 8 run the byte calls on an index created keys=bytes.
+  std::optional<key_source> dataset;
+  uint64_t value_size = 8;
+  value_source values;            // required for byte values
   uint64_t pool_size = 8 << 20;
   std::string keyset = "mixed";   // threads: disjoint | shared | mixed
   uint32_t child_timeout = 20;    // seconds before a child counts as hung
@@ -71,5 +102,13 @@ struct result {
 // Runs the checker; throws pmindex::error for a bad configuration (unknown
 // index, index without persist mode, pool too small).
 result run(const config& c);
+
+// The rule of every byte run (crashtest, load, verify, stress): the index
+// must take keys=bytes (else error(unsupported)) and values of
+// `value_size` bytes (else error(value_too_long)); returns `params` with
+// keys=bytes added unless given (keys=u64 is error(usage)). `why` names the
+// options that asked for bytes, for the messages.
+std::string byte_run_params(const index_entry& e, const std::string& params, uint64_t value_size,
+                            const std::string& why);
 
 }  // namespace pmindex::crash

@@ -7,39 +7,19 @@
 #include <mutex>
 #include <string>
 
+#include "basic/canary/list.hpp"
 #include "basic/canary/node.hpp"
+#include "common/atomics.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
 
 namespace pmindex::basic::canary {
 
 using namespace detail;
-
+using common::load_acq;
+using common::store_rel;
 
 namespace {
-
-template <class T>
-T load_acq(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-template <class T>
-void store_rel(T* p, T v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-uint32_t random_height() {
-  static thread_local uint64_t s = 0x9E3779B97F4A7C15ull ^ reinterpret_cast<uintptr_t>(&s);
-  s ^= s << 13;
-  s ^= s >> 7;
-  s ^= s << 17;
-  uint32_t h = 1;
-  uint64_t r = s;
-  while (h < k_max_height && (r & 3) == 0) {
-    ++h;
-    r >>= 2;
-  }
-  return h;
-}
 
 class canary_index final : public u64_index {
  public:
@@ -80,12 +60,7 @@ class canary_index final : public u64_index {
     if (!mut_.on(mutant::publish_before_flush)) p_.persist(n, size);
     link0(preds[0], off);
     if (mut_.on(mutant::publish_before_flush)) p_.persist(n, size);
-    // Upper levels are hints (rebuilt by recovery); flushed so that a clean
-    // close finds them durable. The mutex release orders these flushes.
-    for (uint32_t i = 1; i < h; ++i) {
-      store_rel(&preds[i]->next[i], off);
-      p_.flush(&preds[i]->next[i], 8);
-    }
+    list().link_upper(preds, off, h);
     if (count_ >= 0) ++count_;
     return true;
   }
@@ -117,10 +92,7 @@ class canary_index final : public u64_index {
     node* n = find(key, preds);
     if (!n || n->key != key) return false;
     uint64_t off = p_.off(n);
-    for (uint32_t i = n->height; i-- > 1;) {
-      store_rel(&preds[i]->next[i], n->next[i]);
-      p_.flush(&preds[i]->next[i], 8);
-    }
+    list().unlink_upper(preds, n);
     if (mut_.on(mutant::free_before_durable)) {
       store_rel(&preds[0]->next[0], n->next[0]);
       p_.free(off);  // reused by the next insert, before the unlink is fenced
@@ -136,7 +108,7 @@ class canary_index final : public u64_index {
   std::optional<uint64_t> lookup(uint64_t key) override {
     auto g = p_.pin();
     node* x = read_pred(key);
-    uint64_t o = read_link0(x);
+    uint64_t o = list_t::read_link0(x);
     if (!o) return std::nullopt;
     node* y = p_.ptr<node>(o);
     if (y->key != key) return std::nullopt;
@@ -148,7 +120,7 @@ class canary_index final : public u64_index {
     node* x = read_pred(from);
     size_t n = 0;
     while (n < count) {
-      uint64_t o = read_link0(x);
+      uint64_t o = list_t::read_link0(x);
       if (!o) break;
       x = p_.ptr<node>(o);
       out[n++] = {x->key, read_value(x)};
@@ -172,15 +144,9 @@ class canary_index final : public u64_index {
       prev = x;
       ++n;
     }
-    for (uint32_t i = 1; i < k_max_height; ++i) {
-      uint64_t o0 = root_->head.next[0];
-      for (uint64_t o = root_->head.next[i]; o; o = p_.ptr<node>(o)->next[i]) {
-        node* x = p_.ptr<node>(o);
-        if (x->height <= i) return check_result::fail("node on a level above its height");
-        while (o0 && p_.ptr<node>(o0)->key < x->key) o0 = p_.ptr<node>(o0)->next[0];
-        if (o0 != o) return check_result::fail("level " + std::to_string(i) + " holds a node not on level 0");
-      }
-    }
+    auto upper =
+        list().check_upper([&](uint64_t a, uint64_t b) { return p_.ptr<node>(a)->key < p_.ptr<node>(b)->key; });
+    if (!upper.ok) return upper;
     if (count_ >= 0 && count_.load() != n) return check_result::fail("record count mismatch");
     count_ = n;
     return {};
@@ -193,14 +159,8 @@ class canary_index final : public u64_index {
   }
 
   index_stats stats() override {
-    index_stats s;
     if (count_ < 0) check();
-    s.records = static_cast<uint64_t>(count_.load());
-    auto u = p_.usage();
-    s.pm_bytes_used = u.used_bytes;
-    s.pm_bytes_reserved = u.reserved_bytes;
-    s.dram_bytes = u.dram_bytes + sizeof(*this);
-    return s;
+    return list_stats(p_, count_.load(), sizeof(*this));
   }
 
  private:
@@ -212,41 +172,14 @@ class canary_index final : public u64_index {
     return *reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(n) + k_shadow_offset);
   }
 
-  // Commits a level-0 link: tagged store, persist, untag. Readers that see
-  // the tag wait, so nobody observes a link that a crash could still undo.
-  void link0(node* pred, uint64_t target) {
-    store_rel(&pred->next[0], target | k_unpersisted);
-    p_.flush(&pred->next[0], 8);
-    if (!mut_.on(mutant::flush_without_fence)) p_.fence();
-    store_rel(&pred->next[0], target);
-    p_.flush(&pred->next[0], 8);  // so a clean close never leaves a tag
-  }
-
-  // Writer search (mutex held): preds per level; returns the level-0
-  // successor (first node with key >= key) or null.
+  using list_t = skiplist<node>;
+  list_t list() const { return {p_, &root_->head}; }
+  void link0(node* pred, uint64_t target) { list().link0(pred, target, !mut_.on(mutant::flush_without_fence)); }
   node* find(uint64_t key, node** preds) {
-    node* x = &root_->head;
-    for (uint32_t i = k_max_height; i-- > 0;) {
-      for (uint64_t o; (o = x->next[i]) && p_.ptr<node>(o)->key < key;) x = p_.ptr<node>(o);
-      preds[i] = x;
-    }
-    uint64_t o = x->next[0];
-    return o ? p_.ptr<node>(o) : nullptr;
+    return list().find(preds, [&](uint64_t o) { return p_.ptr<node>(o)->key < key; });
   }
-
-  // Reader search: the last node with key < key on level 0 (or the head).
   node* read_pred(uint64_t key) {
-    node* x = &root_->head;
-    for (uint32_t i = k_max_height; i-- > 1;)
-      for (uint64_t o; (o = load_acq(&x->next[i])) && p_.ptr<node>(o)->key < key;) x = p_.ptr<node>(o);
-    for (uint64_t o; (o = read_link0(x)) && p_.ptr<node>(o)->key < key;) x = p_.ptr<node>(o);
-    return x;
-  }
-
-  static uint64_t read_link0(node* x) {
-    uint64_t o;
-    while ((o = load_acq(&x->next[0])) & k_unpersisted) _mm_pause();
-    return o;
+    return list().read_pred([&](uint64_t o) { return p_.ptr<node>(o)->key < key; });
   }
 
   static uint64_t read_value(node* x) {
@@ -262,46 +195,15 @@ class canary_index final : public u64_index {
     }
   }
 
-  // After a crash: validate level 0 defensively, clear tags and seqlocks,
-  // rebuild the upper levels from level 0. Allocates nothing.
+  // After a crash: validate level 0 defensively (keys strictly rising),
+  // clear tags and seqlocks, rebuild the upper levels. Allocates nothing.
   void recover() {
-    node* last[k_max_height];
-    for (auto& l : last) l = &root_->head;
-    node* x = &root_->head;
-    int64_t n = 0;
-    const uint64_t lo = p_.header().heap_offset, hi = p_.size();
-    bool first = true;
     uint64_t prev_key = 0;
-    for (;;) {
-      uint64_t o = x->next[0];
-      if (o & k_unpersisted) {
-        o &= ~k_unpersisted;
-        x->next[0] = o;
-        p_.flush(&x->next[0], 8);
-      }
-      if (!o) break;
-      if (o < lo || o + node_size(1) > hi || o % 16)
-        throw error(errc::corrupt, "canary: level-0 link outside the heap");
-      node* y = p_.ptr<node>(o);
-      if (y->height < 1 || y->height > k_max_height || (!first && y->key <= prev_key))
-        throw error(errc::corrupt, "canary: damaged node on level 0");
-      first = false;
+    count_ = list().recover(node_size, [&](node* y, int64_t i) {
+      if (i && y->key <= prev_key) throw error(errc::corrupt, "canary: damaged node on level 0");
       prev_key = y->key;
       y->seq = 0;
-      for (uint32_t i = 1; i < y->height; ++i) {
-        last[i]->next[i] = o;
-        p_.flush(&last[i]->next[i], 8);
-        last[i] = y;
-      }
-      x = y;
-      ++n;
-    }
-    for (uint32_t i = 1; i < k_max_height; ++i) {
-      last[i]->next[i] = 0;
-      p_.flush(&last[i]->next[i], 8);
-    }
-    p_.fence();
-    count_ = n;
+    });
   }
 
   pm::pool& p_;

@@ -5,14 +5,23 @@
 // by one mutex; readers take no lock (epochs keep removed nodes alive).
 // A link or value a reader can see is always durable first: the level-0 link
 // is stored with an UNPERSISTED tag bit, persisted, then untagged, and readers
-// wait while the bit is set; a value update runs under a per-node seqlock.
-// Scans are not snapshots: each returned record was present at some moment
-// during the scan, in key order.
-//
-// Cost per operation (persist mode): insert 2 fences, node lines + 1 link
-// line + upper links flushed; update 1 flush + 1 fence; remove 1 fence.
+// wait while the bit is set. Scans are not snapshots: each returned record
+// was present at some moment during the scan, in key order.
 // Only level 0 is the durable truth; after a crash, recovery clears tag bits
 // and rebuilds the upper levels from it.
+//
+// Two layouts (node.hpp), chosen by `keys=` at creation:
+//   keys=u64 (canary.cpp): key and value in the node; a value update runs
+//     under a per-node seqlock. Per operation (persist mode): insert 2
+//     fences, node lines + 1 link line + upper links flushed; update 1 flush
+//     + 1 fence; remove 1 fence.
+//   keys=bytes (bytes.cpp): the node's kv word names an immutable kv block
+//     {key, value} (keys up to 4096 bytes, values up to 1 MiB). Insert: kv
+//     block and node flushed, 1 fence, then the level-0 link (tagged store,
+//     flush, fence, untag): 2 fences. Update: new kv block flushed, 1 fence,
+//     then the kv word swings the same way (tagged, flush, fence, untag): 2
+//     fences; the old block is retired once the swing is durable. Remove: 1
+//     fence; node and kv block retired.
 #pragma once
 
 #include <memory>
@@ -22,15 +31,19 @@
 namespace pmindex::basic::canary {
 
 // Deliberately broken variants for the checkers' self-tests, in the order of
-// the entry's mutant list (entry.cpp); test builds only.
+// the entry's mutant list (entry.cpp); test builds only. The kv_* ones live
+// in the keys=bytes layout.
 enum class mutant : uint8_t {
   none,
-  publish_before_flush,  // links a node before its contents are durable
-  flush_without_fence,   // insert returns with its link flushed, not fenced
-  torn_16byte,           // update writes two words in two lines, not atomic
-  free_before_durable,   // remove frees the node before the unlink is fenced
+  publish_before_flush,     // links a node before its contents are durable
+  flush_without_fence,      // insert returns with its link flushed, not fenced
+  torn_16byte,              // update writes two words in two lines, not atomic
+  free_before_durable,      // remove frees the node before the unlink is fenced
+  kv_publish_before_flush,  // a kv block is published before it is flushed
+  kv_free_before_durable,   // remove frees the kv block before the unlink is fenced
 };
 
 std::unique_ptr<index> make_canary(pm::pool& p, open_kind k, const index_config& c);
+std::unique_ptr<index> make_canary_bytes(pm::pool& p, open_kind k, const index_config& c);
 
 }  // namespace pmindex::basic::canary

@@ -1,0 +1,148 @@
+// The skip-list mechanics both canary layouts share (canary.cpp: keys=u64,
+// bytes.cpp: keys=bytes), over a node type with `height` and `next[]`
+// (node.hpp). Keys stay with the layout: searches take `before(off)`, true
+// while the node at `off` sorts before the key sought.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <string>
+
+#include "basic/canary/node.hpp"
+#include "common/atomics.hpp"
+#include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
+
+namespace pmindex::basic::canary::detail {
+
+// stats() of a canary: `records`, and the pool's figures.
+inline index_stats list_stats(pm::pool& p, int64_t records, size_t self_bytes) {
+  index_stats s;
+  s.records = static_cast<uint64_t>(records);
+  auto u = p.usage();
+  s.pm_bytes_used = u.used_bytes;
+  s.pm_bytes_reserved = u.reserved_bytes;
+  s.dram_bytes = u.dram_bytes + self_bytes;
+  return s;
+}
+
+template <class Node>
+class skiplist {
+ public:
+  skiplist(pm::pool& p, Node* head) : p_(p), head_(head) {}
+  Node* at(uint64_t off) const { return p_.ptr<Node>(off); }
+
+  // Commits a level-0 link: tagged store, persist, untag. Readers that see
+  // the tag wait, so nobody observes a link that a crash could still undo.
+  // `fence` false only for the canary's flush_without_fence mutant.
+  void link0(Node* pred, uint64_t target, bool fence = true) {
+    common::store_rel(&pred->next[0], target | k_unpersisted);
+    p_.flush(&pred->next[0], 8);
+    if (fence) p_.fence();
+    common::store_rel(&pred->next[0], target);
+    p_.flush(&pred->next[0], 8);  // so a clean close never leaves a tag
+  }
+  static uint64_t read_link0(Node* x) {
+    uint64_t o;
+    while ((o = common::load_acq(&x->next[0])) & k_unpersisted) _mm_pause();
+    return o;
+  }
+
+  // Upper levels are hints (rebuilt by recovery), flushed so that a clean
+  // close finds them durable; the writer mutex orders these flushes.
+  void link_upper(Node** preds, uint64_t off, uint32_t height) {
+    for (uint32_t i = 1; i < height; ++i) {
+      common::store_rel(&preds[i]->next[i], off);
+      p_.flush(&preds[i]->next[i], 8);
+    }
+  }
+  void unlink_upper(Node** preds, Node* n) {
+    for (uint32_t i = n->height; i-- > 1;) {
+      common::store_rel(&preds[i]->next[i], n->next[i]);
+      p_.flush(&preds[i]->next[i], 8);
+    }
+  }
+
+  // Writer search (mutex held): preds per level; returns the level-0
+  // successor (first node not before the key) or null.
+  template <class Before>
+  Node* find(Node** preds, Before&& before) {
+    Node* x = head_;
+    for (uint32_t i = k_max_height; i-- > 0;) {
+      for (uint64_t o; (o = x->next[i]) && before(o);) x = at(o);
+      preds[i] = x;
+    }
+    uint64_t o = x->next[0];
+    return o ? at(o) : nullptr;
+  }
+  // Reader search: the last node before the key on level 0 (or the head).
+  template <class Before>
+  Node* read_pred(Before&& before) {
+    Node* x = head_;
+    for (uint32_t i = k_max_height; i-- > 1;)
+      for (uint64_t o; (o = common::load_acq(&x->next[i])) && before(o);) x = at(o);
+    for (uint64_t o; (o = read_link0(x)) && before(o);) x = at(o);
+    return x;
+  }
+
+  // check(): every upper level holds level-0 nodes, in level-0 order, of a
+  // height that reaches it. `less(a, b)` orders two nodes by key.
+  template <class Less>
+  check_result check_upper(Less&& less) const {
+    for (uint32_t i = 1; i < k_max_height; ++i) {
+      uint64_t o0 = head_->next[0];
+      for (uint64_t o = head_->next[i]; o; o = at(o)->next[i]) {
+        if (at(o)->height <= i) return check_result::fail("node on a level above its height");
+        while (o0 && less(o0, o)) o0 = at(o0)->next[0];
+        if (o0 != o) return check_result::fail("level " + std::to_string(i) + " holds a node not on level 0");
+      }
+    }
+    return {};
+  }
+
+  // After a crash: walks level 0 clearing UNPERSISTED tags, checks each
+  // node's offset and height before following it (errc::corrupt), lets
+  // `visit(node)` validate and repair the rest (it throws errc::corrupt),
+  // and rebuilds the upper levels. Allocates nothing; returns the count.
+  template <class Size, class Visit>
+  int64_t recover(Size&& node_size, Visit&& visit) {
+    Node* last[k_max_height];
+    for (auto& l : last) l = head_;
+    Node* x = head_;
+    int64_t n = 0;
+    for (;;) {
+      uint64_t o = x->next[0];
+      if (o & k_unpersisted) {
+        o &= ~k_unpersisted;
+        x->next[0] = o;
+        p_.flush(&x->next[0], 8);
+      }
+      if (!o) break;
+      if (!p_.valid_block(o, node_size(1))) throw error(errc::corrupt, "canary: level-0 link outside the heap");
+      Node* y = at(o);
+      if (y->height < 1 || y->height > k_max_height || !p_.valid_block(o, node_size(y->height)))
+        throw error(errc::corrupt, "canary: damaged node on level 0");
+      visit(y, n);
+      for (uint32_t i = 1; i < y->height; ++i) {
+        last[i]->next[i] = o;
+        p_.flush(&last[i]->next[i], 8);
+        last[i] = y;
+      }
+      x = y;
+      ++n;
+    }
+    for (uint32_t i = 1; i < k_max_height; ++i) {
+      last[i]->next[i] = 0;
+      p_.flush(&last[i]->next[i], 8);
+    }
+    p_.fence();
+    return n;
+  }
+
+ private:
+  pm::pool& p_;
+  Node* head_;
+};
+
+}  // namespace pmindex::basic::canary::detail
