@@ -25,6 +25,7 @@ struct node16_ops {
   using node = node16;
   static constexpr kind k_kind = k_n16;
   static constexpr uint64_t k_size = sizeof(node16);
+  static constexpr uint64_t k_eok = k_size;  // keys=bytes: the end-of-key word after the node
 
   static uint64_t load_bitmap(const node* n) { return __atomic_load_n(&n->bitmap, __ATOMIC_ACQUIRE); }
   static void init(node* n, uint64_t hdr) {
@@ -54,6 +55,15 @@ struct node16_ops {
     for (unsigned i = 0; i < c; ++i)
       if (f(unsigned(sorted[i] >> 8), &n->child[sorted[i] & 15])) return true;
     return false;
+  }
+
+  static int next(node* n, unsigned from, uint64_t** slot) {
+    int best = -1;
+    for (uint64_t b = load_bitmap(n); b; b &= b - 1) {
+      unsigned s = unsigned(std::countr_zero(b));
+      if (n->key[s] >= from && (best < 0 || n->key[s] < best)) best = n->key[s], *slot = &n->child[s];
+    }
+    return best;
   }
 
   static void fresh_add(node* n, unsigned d, uint64_t child) {

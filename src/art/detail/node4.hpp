@@ -18,7 +18,7 @@ struct node4 {
                       //     byte 5 order: 2 bits per rank r = the slot holding
                       //     the r-th smallest key (ranks >= count unused)
   uint64_t child[4];  // 16  tagged child words; slot s valid iff some rank < count names it
-  uint64_t pad[2];    // 48
+  uint64_t pad[2];    // 48  keys=bytes: pad[0] is the end-of-key word (nodes.hpp)
 };
 // clang-format on
 
@@ -26,6 +26,7 @@ struct node4_ops {
   using node = node4;
   static constexpr kind k_kind = k_n4;
   static constexpr uint64_t k_size = 64;
+  static constexpr uint64_t k_eok = 48;  // keys=bytes: the end-of-key word (in the pad)
 
   static unsigned key_of(uint64_t m, unsigned s) { return unsigned(m >> (8 * s)) & 0xff; }
   static unsigned count_of(uint64_t m) { return unsigned(m >> 32) & 0xff; }
@@ -64,6 +65,16 @@ struct node4_ops {
       if (f(key_of(m, s), &n->child[s])) return true;
     }
     return false;
+  }
+
+  // The smallest digit >= from that has a child (its slot in *slot), or -1.
+  static int next(node* n, unsigned from, uint64_t** slot) {
+    uint64_t m = load_meta(n);
+    for (unsigned r = 0, c = count_of(m); r < c; ++r) {
+      unsigned s = slot_at(m, r);
+      if (key_of(m, s) >= from) return *slot = &n->child[s], int(key_of(m, s));
+    }
+    return -1;
   }
 
   // The meta word with (d -> slot s) added, s a free slot.

@@ -25,6 +25,7 @@ struct node48_ops {
   using node = node48;
   static constexpr kind k_kind = k_n48;
   static constexpr uint64_t k_size = sizeof(node48);
+  static constexpr uint64_t k_eok = k_size;  // keys=bytes: the end-of-key word after the node
 
   static unsigned idx(const node* n, unsigned d) { return __atomic_load_n(&n->index[d], __ATOMIC_ACQUIRE); }
   static void init(node* n, uint64_t hdr) {
@@ -48,6 +49,12 @@ struct node48_ops {
     for (unsigned d = 0; d < 256; ++d)
       if (unsigned i = idx(n, d); i && f(d, &n->child[i - 1])) return true;
     return false;
+  }
+
+  static int next(node* n, unsigned from, uint64_t** slot) {
+    for (unsigned d = from; d < 256; ++d)
+      if (unsigned i = idx(n, d)) return *slot = &n->child[i - 1], int(d);
+    return -1;
   }
 
   static unsigned free_slot(const node* n) {

@@ -24,6 +24,7 @@ struct direct_ops {
   using node = node_direct<Fanout>;
   static constexpr kind k_kind = k_direct;
   static constexpr uint64_t k_size = sizeof(node);
+  static constexpr uint64_t k_eok = k_size;  // keys=bytes: the end-of-key word after the node
 
   static void init(node* n, uint64_t hdr) {
     *n = node{};
@@ -45,6 +46,12 @@ struct direct_ops {
     for (unsigned d = 0; d < Fanout; ++d)
       if (__atomic_load_n(&n->child[d], __ATOMIC_ACQUIRE) && f(d, &n->child[d])) return true;
     return false;
+  }
+
+  static int next(node* n, unsigned from, uint64_t** slot) {
+    for (unsigned d = from; d < Fanout; ++d)
+      if (__atomic_load_n(&n->child[d], __ATOMIC_ACQUIRE)) return *slot = &n->child[d], int(d);
+    return -1;
   }
 
   static void fresh_add(node* n, unsigned d, uint64_t child) { n->child[d] = child; }

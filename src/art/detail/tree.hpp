@@ -32,10 +32,7 @@
 #include <string>
 
 #include "art/detail/layout.hpp"
-#include "art/detail/node16.hpp"
-#include "art/detail/node4.hpp"
-#include "art/detail/node48.hpp"
-#include "art/detail/node_direct.hpp"
+#include "art/detail/nodes.hpp"
 #include "common/mutant.hpp"
 #include "common/root_block.hpp"
 #include "pmindex/error.hpp"
@@ -43,39 +40,10 @@
 
 namespace pmindex::art::detail {
 
-// Test hook (builds with PMINDEX_MUTANTS): while positive, a WORT/WOART
-// prefix split stops after the node header store, before the parent pointer
-// swing, and decrements it: exactly the state a crash there leaves.
-inline std::atomic<int> g_stop_split_after_header{0};
-
-// Blocks allocated by one insert; freed again if the insert fails (pool
-// full) before anything was published.
-class pending_blocks {
- public:
-  explicit pending_blocks(pm::pool& p) : p_(p) {}
-  ~pending_blocks() {
-    if (!done_)
-      for (unsigned i = 0; i < n_; ++i) p_.free(off_[i]);
-  }
-  uint64_t alloc(uint64_t size) {
-    uint64_t o = p_.alloc_or_throw(size);
-    off_[n_++] = o;
-    return o;
-  }
-  void commit() { done_ = true; }
-
- private:
-  pm::pool& p_;
-  uint64_t off_[4];
-  unsigned n_ = 0;
-  bool done_ = false;
-};
-
 template <class P>
-class art_index final : public u64_index {
+class art_index final : public u64_index, node_kit<P, false> {
  public:
   using dg = digits<P::k_span>;
-  using direct = direct_ops<dg::k_fanout>;
 
   art_index(pm::pool& p, open_kind kind, const index_config& cfg);
 
@@ -84,64 +52,23 @@ class art_index final : public u64_index {
   bool remove(uint64_t key) override;
   std::optional<uint64_t> lookup(uint64_t key) override;
   size_t scan(uint64_t from, size_t count, record* out) override;
+  size_t range(uint64_t lo, uint64_t hi, std::vector<record>& out) override;
   check_result check() override;
   void trace(pm::pool::trace_sink& sink) override;
   index_stats stats() override;
 
  private:
-  // --- node access, dispatched on the kind tag of a child word
-  template <class F>
-  decltype(auto) visit(uint64_t w, F&& f) {
-    char* b = p_.ptr<char>(off_of(w));
-    if constexpr (P::k_adaptive) {
-      switch (kind_of(w)) {
-        case k_n4: return f(node4_ops{}, reinterpret_cast<node4*>(b));
-        case k_n16: return f(node16_ops{}, reinterpret_cast<node16*>(b));
-        case k_n48: return f(node48_ops{}, reinterpret_cast<node48*>(b));
-        default: break;
-      }
-    }
-    PMINDEX_ASSERT(kind_of(w) == k_direct);
-    return f(direct{}, reinterpret_cast<typename direct::node*>(b));
-  }
-  bool kind_valid(kind k) const {
-    return k == k_direct || (P::k_adaptive && (k == k_n4 || k == k_n16 || k == k_n48));
-  }
-  uint64_t node_size(kind k) const {
-    switch (k) {
-      case k_n4: return node4_ops::k_size;
-      case k_n16: return node16_ops::k_size;
-      case k_n48: return node48_ops::k_size;
-      default: return direct::k_size;
-    }
-  }
-  uint64_t* header_word(uint64_t w) { return p_.ptr<uint64_t>(off_of(w)); }
+  using kit = node_kit<P, false>;
+  using kit::count, kit::find, kit::header_word, kit::kind_valid, kit::node_size, kit::p_, kit::visit;
   header hdr(uint64_t w) { return decode(__atomic_load_n(header_word(w), __ATOMIC_ACQUIRE)); }
-  leaf* leaf_at(uint64_t w) { return p_.ptr<leaf>(off_of(w)); }
-  uint64_t* find(uint64_t w, unsigned d) {
-    return visit(w, [&](auto ops, auto* n) { return ops.find(n, d); });
-  }
-  unsigned count(uint64_t w) {
-    return visit(w, [&](auto ops, auto* n) { return ops.count(n); });
-  }
-  // The smallest / largest leaf below a child word.
+  leaf* leaf_at(uint64_t w) { return p_.template ptr<leaf>(off_of(w)); }
   leaf* min_leaf(uint64_t w) {
-    while (!is_leaf(w)) {
-      uint64_t next = 0;
-      visit(w, [&](auto ops, auto* n) { return ops.for_each(n, [&](unsigned, uint64_t* s) { return (next = *s), true; }); });
-      if (!next) return nullptr;
-      w = next;
-    }
-    return leaf_at(w);
+    uint64_t l = kit::min_leaf_word(w);
+    return l ? leaf_at(l) : nullptr;
   }
   leaf* max_leaf(uint64_t w) {
-    while (!is_leaf(w)) {
-      uint64_t next = 0;
-      visit(w, [&](auto ops, auto* n) { return ops.for_each(n, [&](unsigned, uint64_t* s) { return (next = *s), false; }); });
-      if (!next) return nullptr;
-      w = next;
-    }
-    return leaf_at(w);
+    uint64_t l = kit::max_leaf_word(w);
+    return l ? leaf_at(l) : nullptr;
   }
   // `key` with the digits of node w's prefix in place of its own (digits
   // [h.depth, h.depth + h.plen)); from a leaf when the header holds only
@@ -153,24 +80,14 @@ class art_index final : public u64_index {
   }
 
   // --- writers (tree_write.hpp); the exclusive lock is held
-  uint64_t new_node(pending_blocks& pb, kind k, uint64_t hdr_word);
-  uint64_t copy_node(pending_blocks& pb, uint64_t w, kind to, uint64_t hdr_word, int add_digit,
-                     uint64_t add_child, int skip_digit);
-  void flush_node(uint64_t w) { p_.flush(p_.ptr(off_of(w)), node_size(kind_of(w))); }
   void add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned d, uint64_t lw);
   void split_prefix(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned pos, unsigned diff, uint64_t ref,
                     uint64_t key, uint64_t lw);
-  void remove_entry(uint64_t* slot, uint64_t w, unsigned d);
   leaf* find_leaf(uint64_t key);
 
   // --- readers
-  struct scan_state {
-    uint64_t from;
-    size_t count;
-    record* out;
-    size_t n;
-  };
-  bool scan_rec(uint64_t w, unsigned pos, bool bounded, scan_state& s);
+  template <class Sink>
+  bool scan_rec(uint64_t w, unsigned pos, bool bounded, uint64_t from, Sink& sink);
 
   // --- verification and recovery (tree_verify.hpp)
   std::string check_rec(uint64_t w, unsigned pos, uint64_t path_key, uint64_t path_mask, int64_t& n,
@@ -181,7 +98,6 @@ class art_index final : public u64_index {
   template <class F>
   void walk(uint64_t w, unsigned depth, F&& f);
 
-  pm::pool& p_;
   root_block* root_ = nullptr;
   // Crash-checker self-test (params "mutant=NAME", test builds only, WOART):
   // an in-place insert that makes its commit durable before the child word,
@@ -197,7 +113,7 @@ class art_index final : public u64_index {
 // ---------------------------------------------------------------- open
 
 template <class P>
-art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg) : u64_index(p), p_(p), mutant_(cfg) {
+art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg) : u64_index(p), kit(p), mutant_(cfg) {
   if (kind == open_kind::created) {
     root_ = common::create_root<root_block>(p_, P::k_magic);
     count_ = 0;
@@ -251,35 +167,58 @@ template <class P>
 size_t art_index<P>::scan(uint64_t from, size_t count, record* out) {
   if (!count) return 0;
   std::shared_lock lk(mu_);
-  scan_state s{from, count, out, 0};
+  size_t n = 0;
+  auto sink = [&](uint64_t k, uint64_t v) {
+    out[n++] = {k, v};
+    return n == count;
+  };
   uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
-  if (w) scan_rec(w, 0, true, s);
-  return s.n;
+  if (w) scan_rec(w, 0, true, from, sink);
+  return n;
+}
+
+// One walk under one shared lock: an atomic snapshot like scan() (the
+// generic index::range would release the lock between batches).
+template <class P>
+size_t art_index<P>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
+  if (lo > hi) return 0;
+  std::shared_lock lk(mu_);
+  size_t n0 = out.size();
+  auto sink = [&](uint64_t k, uint64_t v) {
+    if (k > hi) return true;
+    out.push_back({k, v});
+    return false;
+  };
+  uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
+  if (w) scan_rec(w, 0, true, lo, sink);
+  return out.size() - n0;
 }
 
 // In-order walk of the subtree at w (found at digit position pos). While
 // `bounded`, the path so far equals the digits of `from`, so subtrees that
-// sort below it are skipped. Returns true when the output is full.
+// sort below it are skipped. sink(key, value) takes each record and
+// returns true to stop; so does scan_rec.
 template <class P>
-bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, scan_state& s) {
+template <class Sink>
+bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, uint64_t from, Sink& sink) {
   if (is_leaf(w)) {
     leaf* l = leaf_at(w);
-    if (!bounded || l->key >= s.from) s.out[s.n++] = {l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE)};
-    return s.n == s.count;
+    if (!bounded || l->key >= from) return sink(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
+    return false;
   }
   header h = hdr(w);
   unsigned b = pos + h.plen;
   if (bounded && h.plen) {
     uint64_t m = dg::mask(pos, b);
-    uint64_t mine = ref_key(w, h, s.from) & m, want = s.from & m;
+    uint64_t mine = ref_key(w, h, from) & m, want = from & m;
     if (mine < want) return false;  // the whole subtree sorts below `from`
     if (mine > want) bounded = false;
   }
-  unsigned c = bounded ? dg::at(s.from, b) : 0;
+  unsigned c = bounded ? dg::at(from, b) : 0;
   return visit(w, [&](auto ops, auto* n) {
     return ops.for_each(n, [&](unsigned d, uint64_t* slot) {
       if (bounded && d < c) return false;
-      return scan_rec(__atomic_load_n(slot, __ATOMIC_ACQUIRE), b + 1, bounded && d == c, s);
+      return scan_rec(__atomic_load_n(slot, __ATOMIC_ACQUIRE), b + 1, bounded && d == c, from, sink);
     });
   });
 }
