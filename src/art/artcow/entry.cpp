@@ -2,6 +2,7 @@
 // in art/detail/tree.hpp.
 #include "art/artcow/artcow.hpp"
 
+#include "art/detail/bytes_tree.hpp"
 #include "art/detail/tree.hpp"
 
 namespace pmindex::art::artcow {
@@ -14,6 +15,7 @@ struct policy {
   static constexpr bool k_cow_small = true;
   static constexpr bool k_cow_split = true;
   static constexpr uint64_t k_magic = 0x574f432b5452412dull;
+  static constexpr uint64_t k_magic_bytes = 0x5342432b5452412dull;  // keys=bytes
 };
 
 index_entry make_entry() {
@@ -24,7 +26,9 @@ index_entry make_entry() {
   e.paper = "WORT (FAST'17)";
   e.concurrent = true;  // one reader-writer lock
   e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
-  e.key_kinds = {key_kind::u64};
+  e.key_kinds = {key_kind::u64, key_kind::bytes};
+  e.max_key = detail::art_bytes_index<policy>::k_max_key;
+  e.max_value = detail::art_bytes_index<policy>::k_max_value;
   e.scan_guarantee = "atomic snapshot (scans hold the shared lock)";
   // Exhaustive crash points over a history in which one node passes
   // Node4 -> 16 -> 48 -> 256 and prefixes split at every depth (400 keys: the
@@ -33,6 +37,7 @@ index_entry make_entry() {
   e.tests->extra = {{"exhaustive_growth", "crashtest --index artcow --exhaustive --ops 300 --keys 400 --seed 6 --stats",
                      "node256=[1-9]", " [1-9][0-9]* violations"}};
   e.factory = [](pm::pool& p, open_kind k, const index_config& c) -> std::unique_ptr<index> {
+    if (c.keys() == key_kind::bytes) return std::make_unique<detail::art_bytes_index<policy>>(p, k, c);
     return std::make_unique<detail::art_index<policy>>(p, k, c);
   };
   return e;

@@ -73,16 +73,16 @@ struct node16_ops {
     n->bitmap |= uint64_t{1} << s;
   }
 
-  // In place (WOART): fill a free slot, make it durable with `pre` (the new
-  // leaf), then set its bit. The key byte shares line 0 with the bitmap and
-  // is stored first, so it needs no flush of its own; the child word does
-  // when it sits in line 1 or 2. Cost: 2-3 flushes, 2 fences.
-  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
+  // In place (WOART): fill a free slot, make it durable with the new leaf
+  // (flushed by the caller), then set its bit. The key byte shares line 0
+  // with the bitmap and is stored first, so it needs no flush of its own;
+  // the child word does when it sits in line 1 or 2. Cost: 1-2 flushes +
+  // the leaf's, 2 fences.
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child) {
     uint64_t b = n->bitmap;
     unsigned s = unsigned(std::countr_zero(~b));
     __atomic_store_n(&n->key[s], uint8_t(d), __ATOMIC_RELEASE);
     __atomic_store_n(&n->child[s], child, __ATOMIC_RELEASE);
-    p.flush(pre, pre_n);
     if (s >= 4) p.flush(&n->child[s], 8);  // not in the bitmap's line
     p.fence();
     p.store_persist(&n->bitmap, b | uint64_t{1} << s);  // commit

@@ -112,13 +112,12 @@ struct node4_ops {
     n->child[s] = child;
   }
 
-  // In place (WOART). `pre` (the new leaf) must be durable before the commit,
-  // hence flush + fence first. The child word and the meta word share the
-  // node's single line and the child is stored first, so any state of that
-  // line a crash can leave with the new meta also holds the child: no fence
-  // between them. Cost: 2 flushes, 2 fences.
-  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
-    p.flush(pre, pre_n);
+  // In place (WOART). The new leaf (flushed by the caller) must be durable
+  // before the commit, hence the fence first. The child word and the meta
+  // word share the node's single line and the child is stored first, so any
+  // state of that line a crash can leave with the new meta also holds the
+  // child: no fence between them. Cost: 1 flush + the leaf's, 2 fences.
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child) {
     p.fence();
     unsigned s;
     uint64_t m = meta_with(n->meta, d, &s);

@@ -70,12 +70,11 @@ struct node48_ops {
     n->index[d] = uint8_t(s + 1);
   }
 
-  // In place: child word (with `pre`, the new leaf) durable, then the index
-  // byte. Cost: 3 flushes, 2 fences.
-  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
+  // In place: child word (with the new leaf, flushed by the caller)
+  // durable, then the index byte. Cost: 2 flushes + the leaf's, 2 fences.
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child) {
     unsigned s = free_slot(n);
     __atomic_store_n(&n->child[s], child, __ATOMIC_RELEASE);
-    p.flush(pre, pre_n);
     p.flush(&n->child[s], 8);
     p.fence();
     __atomic_store_n(&n->index[d], uint8_t(s + 1), __ATOMIC_RELEASE);  // commit

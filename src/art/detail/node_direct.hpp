@@ -56,10 +56,10 @@ struct direct_ops {
 
   static void fresh_add(node* n, unsigned d, uint64_t child) { n->child[d] = child; }
 
-  // `pre` (the new leaf) durable first, then one child word. Cost: 2 flushes,
-  // 2 fences (the WORT insert of the paper).
-  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
-    p.persist(pre, pre_n);
+  // The new leaf (flushed by the caller) durable first, then one child word.
+  // Cost: 1 flush + the leaf's, 2 fences (the WORT insert of the paper).
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child) {
+    p.fence();
     p.store_persist(&n->child[d], child);  // commit
   }
   static void remove(const pm::pool& p, node* n, unsigned d) { p.store_persist(&n->child[d], 0); }

@@ -21,12 +21,27 @@
 #include "art/detail/node48.hpp"
 #include "art/detail/node_direct.hpp"
 #include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
 #include "pmindex/pm/pool.hpp"
 
 namespace pmindex::art::detail {
 
 // The pseudo-digit of the end-of-key entry (above every real digit).
 inline constexpr unsigned k_end = 0x10000;
+
+// Crash-checker self-tests (params "mutant=NAME", test builds only; WOART's
+// entry lists them in this order), each caught by `pmindex crashtest`:
+//   - an in-place u64 insert that makes its commit durable before the child
+//     word, i.e. two fields changed non-atomically, in Node4 (meta word),
+//     Node16 (bitmap) or Node48 (index byte);
+//   - keys=bytes: a new leaf's kv block published without being flushed.
+enum class mutant : unsigned {
+  none,
+  node4_child_after_meta,
+  node16_bitmap_before_child,
+  node48_index_before_child,
+  bytes_leaf_unflushed,
+};
 
 // Test hook (builds with PMINDEX_MUTANTS): while positive, a WORT/WOART
 // prefix split stops after the node header store, before the parent pointer
@@ -183,39 +198,36 @@ class node_kit {
   }
   void flush_node(uint64_t w) { p_.flush(p_.ptr(off_of(w)), node_size(kind_of(w))); }
 
-  // --- commits (the exclusive lock is held; `leaf`/`leaf_n`: the new leaf,
-  // written but not yet flushed)
+  // --- commits (the exclusive lock is held; the new leaf lw is written and
+  // flushed by the caller, not fenced)
 
   // An empty slot (a child word or an end-of-key word) gets the leaf.
-  void publish_leaf(uint64_t* slot, uint64_t lw, const void* leaf, uint64_t leaf_n) {
-    p_.persist(leaf, leaf_n);
+  void publish_leaf(uint64_t* slot, uint64_t lw) {
+    p_.fence();                  // the leaf durable before it is published
     p_.store_persist(slot, lw);  // commit
   }
   // A slot holding a leaf gets a new node {a: da, b: db} (the old and the new leaf).
   void publish_pair(pending_blocks& pb, uint64_t* slot, uint64_t hdr_word, unsigned da, uint64_t a, unsigned db,
-                    uint64_t b, const void* leaf, uint64_t leaf_n) {
+                    uint64_t b) {
     uint64_t nw = new_node(pb, P::k_adaptive ? k_n4 : k_direct, hdr_word);
     fresh_place(nw, da, a);
     fresh_place(nw, db, b);
-    p_.flush(leaf, leaf_n);  // the new subtree durable before it is published
     flush_node(nw);
-    p_.fence();
+    p_.fence();  // the new subtree durable before it is published
     p_.store_persist(slot, nw);  // commit
   }
   // Node w (under `slot`) gets the child (d -> lw), in place, or by a copy
   // (the next kind when full; ART+CoW: every Node4/16 change).
-  void add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned d, uint64_t lw, const void* leaf,
-                 uint64_t leaf_n) {
+  void add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned d, uint64_t lw) {
     kind k = kind_of(w);
     bool full = visit(w, [&](auto ops, auto* n) { return ops.full(n); });
     bool cow = P::k_cow_small && (k == k_n4 || k == k_n16);
     if (!full && !cow) {
-      visit(w, [&](auto ops, auto* n) { ops.add(p_, n, d, lw, leaf, leaf_n); });
+      visit(w, [&](auto ops, auto* n) { ops.add(p_, n, d, lw); });
       return;
     }
     kind to = !full ? k : k == k_n4 ? k_n16 : k == k_n16 ? k_n48 : k_direct;
     uint64_t c = copy_node(pb, w, to, *header_word(w), int(d), lw, -1);
-    p_.flush(leaf, leaf_n);
     flush_node(c);
     p_.fence();                 // the copy and the leaf durable before the swing
     p_.store_persist(slot, c);  // commit
@@ -226,7 +238,7 @@ class node_kit {
   // lower_hdr. WORT/WOART: header store, then the swing (recovery repairs a
   // crash between them); ART+CoW: w is copied with lower_hdr instead.
   void split(pending_blocks& pb, uint64_t* slot, uint64_t w, uint64_t m_hdr, uint64_t lower_hdr, unsigned ref_digit,
-             unsigned key_digit, uint64_t lw, const void* leaf, uint64_t leaf_n) {
+             unsigned key_digit, uint64_t lw) {
     uint64_t m = new_node(pb, P::k_adaptive ? k_n4 : k_direct, m_hdr);
     uint64_t child = w;
     if constexpr (P::k_cow_split) {
@@ -235,7 +247,6 @@ class node_kit {
     }
     fresh_place(m, ref_digit, child);
     fresh_place(m, key_digit, lw);
-    p_.flush(leaf, leaf_n);
     flush_node(m);
     p_.fence();  // the new parent (and copy) durable before anything points to it
     if constexpr (!P::k_cow_split) {
@@ -307,5 +318,26 @@ class node_kit {
 
   pm::pool& p_;
 };
+
+// stats() of either layout: records, space, the average leaf depth (nodes
+// above a leaf) and the nodes of each kind (indexed by kind).
+template <class P>
+index_stats tree_stats(pm::pool& p, uint64_t leaves, uint64_t depth_sum, const uint64_t* nodes, size_t self_bytes) {
+  index_stats s;
+  s.records = leaves;
+  auto u = p.usage();
+  s.pm_bytes_used = u.used_bytes;
+  s.pm_bytes_reserved = u.reserved_bytes;
+  s.dram_bytes = u.dram_bytes + self_bytes;
+  s.extra.push_back({"leaf_depth_avg", leaves ? double(depth_sum) / double(leaves) : 0.0});
+  s.extra.push_back({"inner_nodes", double(nodes[k_n4] + nodes[k_n16] + nodes[k_n48] + nodes[k_direct])});
+  if (P::k_adaptive) {
+    s.extra.push_back({"node4", double(nodes[k_n4])});
+    s.extra.push_back({"node16", double(nodes[k_n16])});
+    s.extra.push_back({"node48", double(nodes[k_n48])});
+    s.extra.push_back({"node256", double(nodes[k_direct])});
+  }
+  return s;
+}
 
 }  // namespace pmindex::art::detail

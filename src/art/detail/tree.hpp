@@ -99,13 +99,7 @@ class art_index final : public u64_index, node_kit<P, false> {
   void walk(uint64_t w, unsigned depth, F&& f);
 
   root_block* root_ = nullptr;
-  // Crash-checker self-test (params "mutant=NAME", test builds only, WOART):
-  // an in-place insert that makes its commit durable before the child word,
-  // i.e. two fields changed non-atomically, in Node4 (meta word), Node16
-  // (bitmap) or Node48 (index byte). `pmindex crashtest` must catch each
-  // (tests/crash/wort_crash.cmake).
-  enum class mutant : unsigned { none, node4_child_after_meta, node16_bitmap_before_child, node48_index_before_child };
-  common::mutant_switch<mutant> mutant_;
+  common::mutant_switch<mutant> mutant_;  // nodes.hpp
   std::shared_mutex mu_;
   int64_t count_ = -1;  // records; -1 until counted (clean open)
 };

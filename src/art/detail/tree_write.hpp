@@ -75,17 +75,17 @@ bool art_index<P>::insert(uint64_t key, uint64_t value) {
   leaf* l = p_.template ptr<leaf>(loff);
   l->key = key;
   l->value = value;
+  p_.flush(l, k_leaf_size);  // every protocol below fences before its commit
   uint64_t lw = tag(loff, k_leaf);
   switch (what) {
     case empty:
-      kit::publish_leaf(slot, lw, l, k_leaf_size);
+      kit::publish_leaf(slot, lw);
       break;
     case at_leaf: {
       uint64_t other = leaf_at(w)->key;
       unsigned b = dg::first_diff(key, other);
       PMINDEX_ASSERT(b >= pos && b < dg::k_levels);
-      kit::publish_pair(pb, slot, dg::make_header(pos, b - pos, key), dg::at(other, b), w, dg::at(key, b), lw, l,
-                        k_leaf_size);
+      kit::publish_pair(pb, slot, dg::make_header(pos, b - pos, key), dg::at(other, b), w, dg::at(key, b), lw);
       break;
     }
     case mismatch:
@@ -111,7 +111,7 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
   if (mutant_.any() && in_place) {
     if (mutant_.on(mutant::node4_child_after_meta) && k == k_n4) {
       auto* n = p_.template ptr<node4>(off_of(w));
-      p_.persist(leaf_at(lw), k_leaf_size);
+      p_.fence();  // the leaf (flushed by insert) durable
       unsigned s;
       p_.store_persist(&n->meta, node4_ops::meta_with(n->meta, d, &s));
       p_.store_persist(&n->child[s], lw);
@@ -119,7 +119,7 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
     }
     if (mutant_.on(mutant::node16_bitmap_before_child) && k == k_n16) {
       auto* n = p_.template ptr<node16>(off_of(w));
-      p_.persist(leaf_at(lw), k_leaf_size);
+      p_.fence();  // the leaf (flushed by insert) durable
       uint64_t b = n->bitmap;
       unsigned s = unsigned(std::countr_zero(~b));
       __atomic_store_n(&n->key[s], uint8_t(d), __ATOMIC_RELEASE);
@@ -129,7 +129,7 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
     }
     if (mutant_.on(mutant::node48_index_before_child) && k == k_n48) {
       auto* n = p_.template ptr<node48>(off_of(w));
-      p_.persist(leaf_at(lw), k_leaf_size);
+      p_.fence();  // the leaf (flushed by insert) durable
       unsigned s = node48_ops::free_slot(n);
       __atomic_store_n(&n->index[d], uint8_t(s + 1), __ATOMIC_RELEASE);
       p_.persist(&n->index[d], 1);
@@ -138,7 +138,7 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
     }
   }
 #endif
-  kit::add_child(pb, slot, w, d, lw, leaf_at(lw), k_leaf_size);
+  kit::add_child(pb, slot, w, d, lw);
 }
 
 template <class P>
@@ -147,7 +147,7 @@ void art_index<P>::split_prefix(pending_blocks& pb, uint64_t* slot, uint64_t w, 
   header h = hdr(w);
   unsigned b = pos + h.plen;
   kit::split(pb, slot, w, dg::make_header(pos, diff - pos, key), dg::make_header(diff + 1, b - diff - 1, ref),
-             dg::at(ref, diff), dg::at(key, diff), lw, leaf_at(lw), k_leaf_size);
+             dg::at(ref, diff), dg::at(key, diff), lw);
 }
 
 template <class P>
