@@ -21,6 +21,7 @@
 #include "pmindex/index.hpp"
 #include "pmindex/pm/counters.hpp"
 #include "test_seed.hpp"
+#include "wort_test_params.hpp"
 
 namespace pmindex {
 namespace {
@@ -29,24 +30,9 @@ using test::long_run;
 size_t scaled(size_t n) { return long_run() ? n * 20 : n; }
 constexpr size_t k_max_key = 4096, k_max_value = 1 << 20;
 
-struct param {
-  const char* index;
-  pm::mode mode;
-};
-std::string param_name(const testing::TestParamInfo<param>& p) {
-  return std::string(p.param.index) + "_" + (p.param.mode == pm::mode::dram ? "dram" : "persist");
-}
-
-class WortBytes : public testing::TestWithParam<param> {
+class WortBytes : public test::wort_fixture {
  protected:
-  void SetUp() override {
-    path_ = "/dev/shm/pmindex-wortb-ut-" + std::to_string(getpid()) + "-" + GetParam().index + ".pool";
-    ::unlink(path_.c_str());
-    seed_ = test::test_seed();
-    rng_.seed(seed_);
-  }
-  void TearDown() override { ::unlink(path_.c_str()); }
-  bool persistent() const { return GetParam().mode != pm::mode::dram; }
+  WortBytes() : wort_fixture("wortb-ut") {}
 
   std::unique_ptr<index> open_idx(pm::open_mode om = pm::open_mode::create_if_missing, uint64_t size = 128 << 20) {
     options o;
@@ -214,9 +200,6 @@ class WortBytes : public testing::TestWithParam<param> {
     ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "dirty reopen"));
   }
 
-  std::string path_;
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
   std::map<std::string, std::string> ref_;
 };
 
@@ -409,15 +392,8 @@ TEST_P(WortBytesPersist, PersistenceCostPerOperation) {
   EXPECT_LE(rem.fences, 2 * n);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, WortBytes,
-                         testing::Values(param{"wort", pm::mode::persist}, param{"woart", pm::mode::persist},
-                                         param{"artcow", pm::mode::persist}, param{"wort", pm::mode::dram},
-                                         param{"woart", pm::mode::dram}, param{"artcow", pm::mode::dram}),
-                         param_name);
-INSTANTIATE_TEST_SUITE_P(All, WortBytesPersist,
-                         testing::Values(param{"wort", pm::mode::persist}, param{"woart", pm::mode::persist},
-                                         param{"artcow", pm::mode::persist}),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(All, WortBytes, test::wort_all_modes(), test::wort_param_name);
+INSTANTIATE_TEST_SUITE_P(All, WortBytesPersist, test::wort_persist_only(), test::wort_param_name);
 
 #ifdef PMINDEX_MUTANTS
 // A WORT/WOART prefix split interrupted between the header store and the
@@ -447,44 +423,8 @@ TEST_P(WortBytesSplitRepair, HalfDoneSplitIsRepairedByRecovery) {
   };
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     SCOPED_TRACE("case " + std::to_string(ci));
-    ::unlink(path.c_str());
-    auto& cs = cases[ci];
-    o.open = pm::open_mode::create_if_missing;
-    {
-      auto idx = open(o);
-      for (auto& k : cs.before) ASSERT_TRUE(idx->insert(k, k + "!"));
-      ASSERT_TRUE(idx->check().ok);
-      art::detail::g_stop_split_after_header = 1;
-      idx->insert(cs.splitter, "new");  // stops after the header store
-      ASSERT_EQ(art::detail::g_stop_split_after_header.load(), 0) << "the insert did not split a prefix";
-      auto c = idx->check();
-      ASSERT_FALSE(c.ok);
-      EXPECT_NE(c.message.find("half-done split"), std::string::npos) << c.message;
-      idx->abandon();  // the crash
-    }
-    o.open = pm::open_mode::must_exist;
-    for (int round = 0; round < 2; ++round) {
-      auto idx = open(o);
-      EXPECT_FALSE(idx->report().was_clean);
-      auto c = idx->check();
-      ASSERT_TRUE(c.ok) << c.message;
-      std::string v;
-      for (auto& k : cs.before) {
-        ASSERT_TRUE(idx->lookup(k, &v));
-        ASSERT_EQ(v, k + "!");
-      }
-      EXPECT_FALSE(idx->lookup(cs.splitter, nullptr));
-      record_buffer out;
-      ASSERT_EQ(idx->scan("", 8, out), cs.before.size());
-      if (round == 1) {
-        ASSERT_TRUE(idx->insert(cs.splitter, "new"));  // the split now completes
-        ASSERT_TRUE(idx->check().ok);
-        ASSERT_TRUE(idx->lookup(cs.splitter, &v));
-      }
-      idx->abandon();
-    }
+    ASSERT_NO_FATAL_FAILURE(test::expect_split_repaired(o, cases[ci].before, cases[ci].splitter));
   }
-  ::unlink(path.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(All, WortBytesSplitRepair, testing::Values("wort", "woart"));

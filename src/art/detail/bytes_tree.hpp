@@ -102,6 +102,15 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
   uint64_t* find_slot(std::string_view key);
 
   // --- writers (bytes_write.hpp); the exclusive lock is held
+  struct spot {
+    uint64_t* slot;  // the word to change
+    uint64_t w;      // what it holds
+    unsigned pos;    // the position it is found at
+    unsigned diff;   // mismatch: where the key leaves w's prefix
+    unsigned d;      // no_child: the missing digit
+    enum { empty, present, at_leaf, mismatch, no_child } what;
+  };
+  spot locate(std::string_view key);
   bool put(std::string_view key, std::string_view value, bool overwrite);
   uint64_t new_leaf(pending_blocks& pb, std::string_view key, std::string_view value);
   void replace_leaf(uint64_t* slot, std::string_view key, std::string_view value);

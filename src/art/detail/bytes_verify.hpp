@@ -20,11 +20,7 @@ check_result art_bytes_index<P>::check() {
   std::unique_lock lk(mu_);
   int64_t n = 0;
   std::string e = check_tree(n);
-  if (!e.empty()) return check_result::fail(std::string(P::k_name) + " (keys=bytes): " + e);
-  if (count_ >= 0 && count_ != n)
-    return check_result::fail(std::string(P::k_name) + " (keys=bytes): record count mismatch");
-  count_ = n;
-  return {};
+  return check_verdict((std::string(P::k_name) + " (keys=bytes)").c_str(), e, n, count_);
 }
 
 // Every node valid and at its header's depth, every leaf's key agreeing

@@ -39,83 +39,68 @@ void art_bytes_index<P>::replace_leaf(uint64_t* slot, std::string_view key, std:
   p_.retire(off_of(old));
 }
 
+// Where a key belongs (nothing is written on the way): the word to change
+// (slot), what it holds (w), and the position it is found at.
+template <class P>
+typename art_bytes_index<P>::spot art_bytes_index<P>::locate(std::string_view key) {
+  const unsigned len = dg::length(key);
+  spot s{&root_->child, 0, 0, 0, 0, spot::empty};
+  while ((s.w = *s.slot) != 0) {
+    if (is_leaf(s.w)) {
+      s.what = leaf_key(s.w) == key ? spot::present : spot::at_leaf;
+      PMINDEX_ASSERT(s.what == spot::present || s.pos <= len);  // end-of-key words hold this key
+      return s;
+    }
+    header h = hdr(s.w);
+    PMINDEX_ASSERT(h.depth == s.pos);
+    unsigned b = s.pos + h.plen;
+    if (h.plen && (s.diff = prefix_diff(s.w, h, key)) < b) return s.what = spot::mismatch, s;
+    // The end-of-key word (the key's leaf, or empty for it), or a child.
+    s.d = dg::at_or_end(key, b);
+    uint64_t* next = entry(s.w, s.d);
+    if (!next) return s.what = spot::no_child, s;
+    s.slot = next;
+    s.pos = s.d == k_end ? len + 1 : b + 1;
+  }
+  return s;
+}
+
 // insert (overwrite = false) and upsert: true if the key was absent.
 template <class P>
 bool art_bytes_index<P>::put(std::string_view key, std::string_view value, bool overwrite) {
   check_key(key);
   check_value(value);
   std::unique_lock lk(mu_);
-  const unsigned len = dg::length(key);
-  uint64_t* slot = &root_->child;
-  unsigned pos = 0;
-  uint64_t w;
-  // Descend to where the key belongs; nothing is written on the way.
-  enum { empty, at_leaf, mismatch, no_child } what;
-  unsigned diff = 0, d = 0;
-  for (;;) {
-    w = *slot;
-    if (!w) {
-      what = empty;
-      break;
-    }
-    if (is_leaf(w)) {
-      if (leaf_key(w) == key) {
-        if (overwrite) replace_leaf(slot, key, value);
-        return false;
-      }
-      PMINDEX_ASSERT(pos <= len);  // not an end-of-key word: those hold this key
-      what = at_leaf;
-      break;
-    }
-    header h = hdr(w);
-    PMINDEX_ASSERT(h.depth == pos);
-    unsigned b = pos + h.plen;
-    if (h.plen && (diff = prefix_diff(w, h, key)) < b) {
-      what = mismatch;
-      break;
-    }
-    if (len == b) {
-      slot = eok(w);  // the key's leaf, or an empty word for it
-      pos = len + 1;
-      continue;
-    }
-    d = dg::at(key, b);
-    uint64_t* s = find(w, d);
-    if (!s) {
-      what = no_child;
-      break;
-    }
-    slot = s;
-    pos = b + 1;
+  spot s = locate(key);
+  if (s.what == spot::present) {
+    if (overwrite) replace_leaf(s.slot, key, value);
+    return false;
   }
-
   pending_blocks pb(p_);  // frees what it allocated unless committed
   uint64_t lw = new_leaf(pb, key, value);
-  switch (what) {
-    case empty:
-      kit::publish_leaf(slot, lw);
-      break;
-    case at_leaf: {
+  switch (s.what) {
+    case spot::at_leaf: {
       // Both keys have the digits [0, pos); a node at pos branches where
       // they first differ, or holds the shorter one as its end-of-key leaf.
-      std::string_view other = leaf_key(w);
-      unsigned b = dg::first_diff(key, other, pos);
-      kit::publish_pair(pb, slot, dg::make_header(pos, b - pos, key), dg::at_or_end(other, b), w,
+      std::string_view other = leaf_key(s.w);
+      unsigned b = dg::first_diff(key, other, s.pos);
+      kit::publish_pair(pb, s.slot, dg::make_header(s.pos, b - s.pos, key), dg::at_or_end(other, b), s.w,
                         dg::at_or_end(key, b), lw);
       break;
     }
-    case mismatch: {
+    case spot::mismatch: {
       // The key leaves w's prefix at `diff` (another digit, or its end).
-      header h = hdr(w);
-      unsigned b = pos + h.plen;
-      std::string_view ref = min_key(w);
-      kit::split(pb, slot, w, dg::make_header(pos, diff - pos, key), dg::make_header(diff + 1, b - diff - 1, ref),
-                 dg::at(ref, diff), dg::at_or_end(key, diff), lw);
+      unsigned b = s.pos + hdr(s.w).plen, diff = s.diff;
+      std::string_view ref = min_key(s.w);
+      kit::split(pb, s.slot, s.w, dg::make_header(s.pos, diff - s.pos, key),
+                 dg::make_header(diff + 1, b - diff - 1, ref), dg::at(ref, diff), dg::at_or_end(key, diff), lw);
       break;
     }
-    case no_child:
-      kit::add_child(pb, slot, w, d, lw);
+    case spot::no_child:
+      kit::add_child(pb, s.slot, s.w, s.d, lw);
       break;
+    default:
+      kit::publish_leaf(s.slot, lw);  // an empty word
   }
   pb.commit();
   if (count_ >= 0) ++count_;
@@ -140,24 +125,21 @@ bool art_bytes_index<P>::remove(std::string_view key) {
   const unsigned len = dg::length(key);
   path_.clear();
   uint64_t* slot = &root_->child;
-  unsigned pos = 0;
-  for (;;) {
+  // Down to the key's leaf, noting each node and the entry taken.
+  for (unsigned pos = 0; !is_leaf(*slot);) {
     uint64_t w = *slot;
     if (!w) return false;
-    if (is_leaf(w)) {
-      if (leaf_key(w) != key) return false;
-      break;
-    }
     header h = hdr(w);
     unsigned b = pos + h.plen;
     if (len < b || !dg::stored_prefix_matches(h, key)) return false;
-    unsigned d = len == b ? k_end : dg::at(key, b);
+    unsigned d = dg::at_or_end(key, b);
     uint64_t* s = entry(w, d);
     if (!s) return false;
     path_.push_back({slot, w, d});
     slot = s;
     pos = b + 1;
   }
+  if (leaf_key(*slot) != key) return false;
   kit::unlink(&root_->child, path_.data(), int(path_.size()), *slot);
   if (count_ >= 0) --count_;
   return true;

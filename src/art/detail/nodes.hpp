@@ -319,6 +319,15 @@ class node_kit {
   pm::pool& p_;
 };
 
+// The end of check() in either layout: the walk's verdict `e` on a tree of
+// n records, against the count kept since the open (-1: not yet counted).
+inline check_result check_verdict(const char* name, const std::string& e, int64_t n, int64_t& count) {
+  if (!e.empty()) return check_result::fail(std::string(name) + ": " + e);
+  if (count >= 0 && count != n) return check_result::fail(std::string(name) + ": record count mismatch");
+  count = n;
+  return {};
+}
+
 // stats() of either layout: records, space, the average leaf depth (nodes
 // above a leaf) and the nodes of each kind (indexed by kind).
 template <class P>

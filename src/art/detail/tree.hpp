@@ -1,5 +1,7 @@
-// The radix-tree core shared by WORT, WOART and ART+CoW (FAST'17). One class
-// template; a policy says what differs between the three:
+// The radix-tree core shared by WORT, WOART and ART+CoW (FAST'17), for 8-byte
+// keys (keys=u64; bytes_tree.hpp is the byte-key layout over the same nodes
+// and commits, nodes.hpp). One class template; a policy says what differs
+// between the three:
 //
 //   struct policy {
 //     static constexpr const char* k_name;
@@ -8,6 +10,7 @@
 //     static constexpr bool k_cow_small;     // Node4/Node16 changed by copy-on-write (ART+CoW)
 //     static constexpr bool k_cow_split;     // prefix splits copy the split node (ART+CoW)
 //     static constexpr uint64_t k_magic;     // root block magic
+//     static constexpr uint64_t k_magic_bytes;  // ... of the byte layout
 //   };
 //
 // Every change commits with one 8-byte (or smaller, aligned) failure-atomic
@@ -22,6 +25,7 @@
 // same reason readers do not pin an epoch: a writer retires a block only
 // after unlinking it under the exclusive lock, so no reader can still hold
 // it; retire() (not free()) keeps the unlink-durable-before-reuse rule.
+// range() is one walk under one shared lock, an atomic snapshot like scan().
 #pragma once
 
 #include <algorithm>

@@ -24,15 +24,9 @@ check_result art_index<P>::check() {
   int64_t n = 0;
   bool have_prev = false;
   uint64_t prev = 0;
-  uint64_t w = root_->child;
-  if (w) {
-    std::string e = check_rec(w, 0, 0, 0, n, have_prev, prev);
-    if (!e.empty()) return check_result::fail(std::string(P::k_name) + ": " + e);
-  }
-  if (count_ >= 0 && count_ != n)
-    return check_result::fail(std::string(P::k_name) + ": record count mismatch");
-  count_ = n;
-  return {};
+  std::string e;
+  if (uint64_t w = root_->child) e = check_rec(w, 0, 0, 0, n, have_prev, prev);
+  return check_verdict(P::k_name, e, n, count_);
 }
 
 template <class P>

@@ -1,5 +1,8 @@
 // Writers of the WORT-family core (included by tree.hpp). The exclusive lock
-// is held throughout. The protocols, each ending in ONE atomic commit store:
+// is held throughout. The protocols, each ending in ONE atomic commit store
+// (the node-level ones are node_kit's, nodes.hpp, shared with the byte
+// layout); the new leaf is flushed when written, each protocol fences
+// before its commit:
 //
 // insert into an empty slot of a node (in place; WORT, WOART Node48/256,
 //   WOART Node4/16): leaf durable, then the node's commit word (node*.hpp).
