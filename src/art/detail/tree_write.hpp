@@ -109,9 +109,8 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
   // The deliberate bugs (in-place inserts only): the commit is durable
   // before the child word.
   kind k = kind_of(w);
-  bool in_place = !visit(w, [&](auto ops, auto* n) { return ops.full(n); }) &&
-                  !(P::k_cow_small && (k == k_n4 || k == k_n16));
-  if (mutant_.any() && in_place) {
+  if (mutant_.any() && !visit(w, [&](auto ops, auto* n) { return ops.full(n); }) &&
+      !(P::k_cow_small && (k == k_n4 || k == k_n16))) {
     if (mutant_.on(mutant::node4_child_after_meta) && k == k_n4) {
       auto* n = p_.template ptr<node4>(off_of(w));
       p_.fence();  // the leaf (flushed by insert) durable
