@@ -67,7 +67,7 @@ struct node16_ops {
   }
 
   static void fresh_add(node* n, unsigned d, uint64_t child) {
-    unsigned s = unsigned(std::countr_zero(~n->bitmap));
+    unsigned s = unsigned(std::countr_zero(~n->bitmap)) & 15;  // (never full here; & 15 tells the compiler)
     n->key[s] = uint8_t(d);
     n->child[s] = child;
     n->bitmap |= uint64_t{1} << s;
