@@ -29,7 +29,7 @@ index_entry make_entry() {
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = detail::art_bytes_index<policy>::k_max_key;
   e.max_value = detail::art_bytes_index<policy>::k_max_value;
-  e.scan_guarantee = "atomic snapshot (scans hold the shared lock)";
+  e.scan_guarantee = "atomic snapshot (a scan or range holds the shared lock throughout)";
   // Exhaustive crash points over a history in which one node passes
   // Node4 -> 16 -> 48 -> 256 and prefixes split at every depth (400 keys: the
   // first 300 operations only grow); --stats proves the growth happened.

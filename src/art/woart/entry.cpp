@@ -29,7 +29,7 @@ index_entry make_entry() {
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = detail::art_bytes_index<policy>::k_max_key;
   e.max_value = detail::art_bytes_index<policy>::k_max_value;
-  e.scan_guarantee = "atomic snapshot (scans hold the shared lock)";
+  e.scan_guarantee = "atomic snapshot (a scan or range holds the shared lock throughout)";
   // In the order of detail::mutant (art/detail/nodes.hpp): an in-place u64
   // insert that makes its commit durable before the child word; a byte-key
   // leaf published unflushed.
