@@ -17,6 +17,7 @@
 #include <string>
 
 #include "art/detail/nodes.hpp"
+#include "common/kv_block.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/pm/counters.hpp"
@@ -34,7 +35,8 @@ class WortBytes : public test::wort_fixture {
  protected:
   WortBytes() : wort_fixture("wortb-ut") {}
 
-  std::unique_ptr<index> open_idx(pm::open_mode om = pm::open_mode::create_if_missing, uint64_t size = 128 << 20) {
+  std::unique_ptr<index> open_idx(pm::open_mode om = pm::open_mode::create_if_missing,
+                                  uint64_t size = 128 << 20) {
     options o;
     o.index = GetParam().index;
     o.mode = GetParam().mode;
@@ -67,7 +69,8 @@ class WortBytes : public test::wort_fixture {
       ASSERT_TRUE(idx.lookup(k, &v)) << "missing key of " << k.size() << " bytes";
       ASSERT_EQ(v, want) << "key of " << k.size() << " bytes";
       for (std::string n : {k + '\0', k + 'a', k.empty() ? std::string("\x01") : k.substr(0, k.size() - 1)})
-        if (n.size() <= k_max_key && !ref_.count(n)) ASSERT_FALSE(idx.lookup(n, nullptr)) << "absent neighbour";
+        if (n.size() <= k_max_key && !ref_.count(n))
+          ASSERT_FALSE(idx.lookup(n, nullptr)) << "absent neighbour";
     }
     record_buffer all;
     ASSERT_EQ(idx.scan("", ref_.size() + 1, all), ref_.size());
@@ -88,14 +91,19 @@ class WortBytes : public test::wort_fixture {
     std::advance(it, rng_() % ref_.size());
     std::string k = it->first;
     switch (rng_() % 6) {
-      case 0: return k;
-      case 1: return k + '\0';
-      case 2: return k + '\xff';
-      case 3: return k.substr(0, rng_() % (k.size() + 1));
+      case 0:
+        return k;
+      case 1:
+        return k + '\0';
+      case 2:
+        return k + '\xff';
+      case 3:
+        return k.substr(0, rng_() % (k.size() + 1));
       case 4:
         if (!k.empty()) k.back() = char(k.back() + (rng_() % 2 ? 1 : -1));
         return k;
-      default: return k + random_key(1 + rng_() % 3);
+      default:
+        return k + random_key(1 + rng_() % 3);
     }
   }
   void check_scans(index& idx, int n, size_t max_count) {
@@ -159,7 +167,9 @@ class WortBytes : public test::wort_fixture {
       switch (rng_() % 7) {
         case 0:
         case 1:
-        case 2: ASSERT_EQ(idx.insert(k, v), ref_.emplace(k, v).second) << "insert"; break;
+        case 2:
+          ASSERT_EQ(idx.insert(k, v), ref_.emplace(k, v).second) << "insert";
+          break;
         case 3: {
           bool present = ref_.count(k);
           ASSERT_EQ(idx.update(k, v), present) << "update";
@@ -172,7 +182,9 @@ class WortBytes : public test::wort_fixture {
           ref_[k] = v;
           break;
         }
-        case 5: ASSERT_EQ(idx.remove(k), ref_.erase(k) == 1) << "remove"; break;
+        case 5:
+          ASSERT_EQ(idx.remove(k), ref_.erase(k) == 1) << "remove";
+          break;
         default: {
           auto it = ref_.find(k);
           ASSERT_EQ(idx.lookup(k, &got), it != ref_.end()) << "lookup";
@@ -231,9 +243,20 @@ TEST_P(WortBytes, OracleSharedPrefixes) {
 // from the middle out: end-of-key entries, splits inside prefixes, collapses.
 TEST_P(WortBytes, PrefixChains) {
   auto idx = open_idx();
-  std::vector<std::string> chain = {"", "a", std::string("a\0", 2), std::string("a\0\0", 3), "ab", "ab\xff",
-                                    "ab\xff\xff", "abc", std::string(40, 'a'), std::string(41, 'a'),
-                                    std::string(300, 'a'), std::string(300, 'a') + '\0', "b", "\xff"};
+  std::vector<std::string> chain = {"",
+                                    "a",
+                                    std::string("a\0", 2),
+                                    std::string("a\0\0", 3),
+                                    "ab",
+                                    "ab\xff",
+                                    "ab\xff\xff",
+                                    "abc",
+                                    std::string(40, 'a'),
+                                    std::string(41, 'a'),
+                                    std::string(300, 'a'),
+                                    std::string(300, 'a') + '\0',
+                                    "b",
+                                    "\xff"};
   for (int order = 0; order < 2; ++order) {
     ref_.clear();
     idx.reset();
@@ -379,8 +402,8 @@ TEST_P(WortBytesPersist, PersistenceCostPerOperation) {
     auto c0 = pm::thread_counters();
     for (auto& k : keys) op(k);
     auto d = pm::thread_counters() - c0;
-    std::printf("[ cost ] %s %s: %.2f flushes, %.2f fences per op (8-byte keys and values)\n", GetParam().index,
-                what, double(d.lines_flushed) / n, double(d.fences) / n);
+    std::printf("[ cost ] %s %s: %.2f flushes, %.2f fences per op (8-byte keys and values)\n",
+                GetParam().index, what, double(d.lines_flushed) / n, double(d.fences) / n);
     return d;
   };
   auto ins = measure("insert", [&](const std::string& k) { ASSERT_TRUE(idx->insert(k, v8)); });
@@ -390,6 +413,49 @@ TEST_P(WortBytesPersist, PersistenceCostPerOperation) {
   EXPECT_EQ(upd.fences, 2 * n);
   EXPECT_LE(upd.lines_flushed, 3 * n);  // the new block (1-2 lines) + the word
   EXPECT_LE(rem.fences, 2 * n);
+}
+
+// Recovery validates every word it follows: a damaged pool is errc::corrupt,
+// never a crash (the damage is written into the mapped pool file, then the
+// index is dropped without a clean close and reopened).
+TEST_P(WortBytesPersist, DamagedPoolIsCorrupt) {
+  using namespace art::detail;
+  struct damage {
+    const char* what;
+    std::vector<std::string> keys;
+    void (*hurt)(pm::pool& p, uint64_t* root_word);
+  };
+  std::vector<damage> cases = {
+      {"leaf lengths",
+       {"k"},
+       [](pm::pool& p, uint64_t* r) { p.ptr<pmindex::common::kv_block>(off_of(*r))->klen = ~0u; }},
+      {"leaf offset", {"k"}, [](pm::pool& p, uint64_t* r) { *r = tag(p.size() + 4096, k_leaf); }},
+      {"node kind", {"k1", "k2"}, [](pm::pool&, uint64_t* r) { *r = off_of(*r) | 7; }},
+      {"node offset", {"k1", "k2"}, [](pm::pool&, uint64_t* r) { *r = tag(off_of(*r) + 16, kind_of(*r)); }},
+      {"prefix length",
+       {"k1", "k2"},
+       [](pm::pool& p, uint64_t* r) { *p.ptr<uint64_t>(off_of(*r)) = 0xffffull << 16; }},
+      // (depth 5: below the branch position the leaves agree on; a depth that
+      // keeps depth + plen is a half-done split and is repaired, not corrupt)
+      {"header depth", {"k1", "k2"}, [](pm::pool& p, uint64_t* r) { *p.ptr<uint64_t>(off_of(*r)) = 5; }},
+  };
+  for (auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    ::unlink(path_.c_str());
+    {
+      auto idx = open_idx();
+      for (auto& k : c.keys) ASSERT_TRUE(idx->insert(k, "v"));
+      pm::pool& p = idx->pool();
+      c.hurt(p, &p.ptr<root_block>(p.root())->child);
+      idx->abandon();
+    }
+    try {
+      open_idx(pm::open_mode::must_exist);
+      ADD_FAILURE() << "a damaged pool opened";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), errc::corrupt) << e.what();
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, WortBytes, test::wort_all_modes(), test::wort_param_name);
@@ -415,9 +481,9 @@ TEST_P(WortBytesSplitRepair, HalfDoneSplitIsRepairedByRecovery) {
     std::string splitter;
   };
   std::vector<split_case> cases = {
-      {{"abcdefghij1", "abcdefghij2"}, "abX"},              // a long prefix at the root
-      {{"abcdefghij1", "abcdefghij2"}, "abcdefgh"},         // the key ends inside the prefix
-      {{"k", "kxyzw1", "kxyzw2"}, "kxQ"},                   // a node below the root
+      {{"abcdefghij1", "abcdefghij2"}, "abX"},               // a long prefix at the root
+      {{"abcdefghij1", "abcdefghij2"}, "abcdefgh"},          // the key ends inside the prefix
+      {{"k", "kxyzw1", "kxyzw2"}, "kxQ"},                    // a node below the root
       {{deep + "tail1", deep + "tail2", "z"}, deep + "ta"},  // deep, ending inside
       {{deep + "tail1", deep + "tail2", "z"}, deep.substr(0, 600) + "r"},
   };

@@ -89,9 +89,10 @@ TEST_P(WortRange, SnapshotSeesOneOrTwoTokens) {
   reader(0, bad);
   stop = true;
   writer.join();
-  std::printf("[ range ] %s keys=%s: %llu token moves during %llu ranges, %zu saw no token or more than two\n",
-              GetParam().index, GetParam().keys, static_cast<unsigned long long>(moves.load()),
-              static_cast<unsigned long long>(ranges), bad.size());
+  std::printf(
+      "[ range ] %s keys=%s: %llu token moves during %llu ranges, %zu saw no token or more than two\n",
+      GetParam().index, GetParam().keys, static_cast<unsigned long long>(moves.load()),
+      static_cast<unsigned long long>(ranges), bad.size());
   EXPECT_TRUE(bad.empty()) << bad.size() << " bad ranges, first: " << bad.front();
   auto c = idx->check();
   ASSERT_TRUE(c.ok) << c.message;

@@ -39,8 +39,8 @@ class wort_fixture : public testing::TestWithParam<wort_param> {
  protected:
   explicit wort_fixture(const char* tag) : tag_(tag) {}
   void SetUp() override {
-    path_ = "/dev/shm/pmindex-" + std::string(tag_) + "-" + std::to_string(getpid()) + "-" + GetParam().index +
-            ".pool";
+    path_ = "/dev/shm/pmindex-" + std::string(tag_) + "-" + std::to_string(getpid()) + "-" +
+            GetParam().index + ".pool";
     ::unlink(path_.c_str());
     seed_ = test_seed();
     rng_.seed(seed_);
@@ -61,7 +61,8 @@ class wort_fixture : public testing::TestWithParam<wort_param> {
 // check() must see it (depth disagrees with position), recovery must repair
 // it (twice: idempotent), the interrupted insert is absent and then
 // completes. Byte calls, so both layouts run it (8-byte keys for keys=u64).
-inline void expect_split_repaired(options o, const std::vector<std::string>& before, const std::string& splitter) {
+inline void expect_split_repaired(options o, const std::vector<std::string>& before,
+                                  const std::string& splitter) {
   auto val = [](const std::string& k) {
     return std::string(std::string_view(value_bytes(std::hash<std::string>{}(k))));
   };

@@ -53,7 +53,9 @@ struct byte_digits {
     return pos & 1 ? b & 15 : b >> 4;
   }
   // Digit `pos` of k, or k_end (nodes.hpp) where k ends there.
-  static unsigned at_or_end(std::string_view k, unsigned pos) { return pos == length(k) ? k_end : at(k, pos); }
+  static unsigned at_or_end(std::string_view k, unsigned pos) {
+    return pos == length(k) ? k_end : at(k, pos);
+  }
   // The first digit position where a and b differ or the shorter one ends
   // (their common length if equal), looking from the byte that holds digit
   // `from` on (the digits before it are known to agree).

@@ -133,8 +133,8 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
   root_block* root_ = nullptr;
   common::mutant_switch<mutant> mutant_;  // nodes.hpp
   std::shared_mutex mu_;
-  int64_t count_ = -1;            // records; -1 until counted (clean open)
-  std::vector<path_step> path_;   // remove()'s path (under the exclusive lock)
+  int64_t count_ = -1;           // records; -1 until counted (clean open)
+  std::vector<path_step> path_;  // remove()'s path (under the exclusive lock)
 };
 
 // ---------------------------------------------------------------- open

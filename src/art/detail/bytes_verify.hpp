@@ -48,10 +48,13 @@ std::string art_bytes_index<P>::check_tree(int64_t& n) {
     f.b = pos + h.plen;
     if (f.b > k_max_digits) return fail("prefix runs past the longest key"), false;
     unsigned ns = dg::stored_count(h);
-    if (ns < dg::k_stored && (h.prefix >> (P::k_span * ns))) return fail("stray bits in a stored prefix"), false;
-    if (const char* bad = visit(w, [&](auto ops, auto* nd) { return ops.validate(nd); })) return fail(bad), false;
+    if (ns < dg::k_stored && (h.prefix >> (P::k_span * ns)))
+      return fail("stray bits in a stored prefix"), false;
+    if (const char *bad = visit(w, [&](auto ops, auto* nd) { return ops.validate(nd); }))
+      return fail(bad), false;
     uint64_t e = load_eok(w);
-    if (e && (!is_leaf(e) || !p_.is_allocated(off_of(e)))) return fail("end-of-key word is not a leaf"), false;
+    if (e && (!is_leaf(e) || !p_.is_allocated(off_of(e))))
+      return fail("end-of-key word is not a leaf"), false;
     unsigned c = count(w);
     if (c == 0 || (c == 1 && e)) return fail("node " + std::to_string(off) + " holds no branch"), false;
     if (pos) {
@@ -79,9 +82,12 @@ std::string art_bytes_index<P>::check_tree(int64_t& n) {
     if (d == k_end ? len != pos : len < pos)
       return fail("leaf of " + std::to_string(k.size()) + " bytes at position " + std::to_string(pos)), true;
     for (unsigned q = 0; q < fixed; ++q)
-      if (dg::at(k, q) != uint8_t(path[q])) return fail("leaf " + std::to_string(off) + " disagrees with its path"), true;
-    if (d < k_end && dg::at(k, pos - 1) != d) return fail("leaf " + std::to_string(off) + " under the wrong digit"), true;
-    if (have_prev && k <= std::string_view(prev)) return fail("keys out of order at leaf " + std::to_string(off)), true;
+      if (dg::at(k, q) != uint8_t(path[q]))
+        return fail("leaf " + std::to_string(off) + " disagrees with its path"), true;
+    if (d < k_end && dg::at(k, pos - 1) != d)
+      return fail("leaf " + std::to_string(off) + " under the wrong digit"), true;
+    if (have_prev && k <= std::string_view(prev))
+      return fail("keys out of order at leaf " + std::to_string(off)), true;
     prev.assign(k);
     have_prev = true;
     ++n;
@@ -148,12 +154,13 @@ void art_bytes_index<P>::recover(int64_t& n) {
     header h = hdr(w);
     f.b = h.depth + h.plen;  // the branch position, unchanged by a split
     if (h.depth < pos || f.b > k_max_digits) corrupt("node header out of range");
-    if (const char* bad = visit(w, [&](auto ops, auto* nd) { return ops.validate(nd); })) corrupt(bad);
+    if (const char *bad = visit(w, [&](auto ops, auto* nd) { return ops.validate(nd); })) corrupt(bad);
     if (uint64_t e = load_eok(w); e && !is_leaf(e)) corrupt("end-of-key word is not a leaf");
     return true;
   };
   auto leaf = [&](uint64_t lw, unsigned, unsigned, bool) {
-    if (!common::kv_block_valid(p_, off_of(lw), k_max_key, k_max_value)) corrupt("damaged leaf " + std::to_string(lw));
+    if (!common::kv_block_valid(p_, off_of(lw), k_max_key, k_max_value))
+      corrupt("damaged leaf " + std::to_string(lw));
     ++n;
     return false;
   };

@@ -38,9 +38,9 @@ bool art_bytes_index<P>::walk(uint64_t w, bool bounded, Enter&& enter, Leaf&& le
       continue;
     }
     uint64_t* s = nullptr;
-    int d = t.next >= int(dg::k_fanout) ? -1 : visit(t.w, [&](auto ops, auto* n) {
-      return ops.next(n, unsigned(t.next), &s);
-    });
+    int d = t.next >= int(dg::k_fanout)
+                ? -1
+                : visit(t.w, [&](auto ops, auto* n) { return ops.next(n, unsigned(t.next), &s); });
     if (d < 0) {
       leave(t);
       st.pop_back();

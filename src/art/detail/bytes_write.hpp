@@ -93,7 +93,8 @@ bool art_bytes_index<P>::put(std::string_view key, std::string_view value, bool 
       unsigned b = s.pos + hdr(s.w).plen, diff = s.diff;
       std::string_view ref = min_key(s.w);
       kit::split(pb, s.slot, s.w, dg::make_header(s.pos, diff - s.pos, key),
-                 dg::make_header(diff + 1, b - diff - 1, ref), dg::at(ref, diff), dg::at_or_end(key, diff), lw);
+                 dg::make_header(diff + 1, b - diff - 1, ref), dg::at(ref, diff), dg::at_or_end(key, diff),
+                 lw);
       break;
     }
     case spot::no_child:

@@ -91,10 +91,14 @@ class node_kit {
     char* b = p_.ptr<char>(off_of(w));
     if constexpr (P::k_adaptive) {
       switch (kind_of(w)) {
-        case k_n4: return f(node4_ops{}, reinterpret_cast<node4*>(b));
-        case k_n16: return f(node16_ops{}, reinterpret_cast<node16*>(b));
-        case k_n48: return f(node48_ops{}, reinterpret_cast<node48*>(b));
-        default: break;
+        case k_n4:
+          return f(node4_ops{}, reinterpret_cast<node4*>(b));
+        case k_n16:
+          return f(node16_ops{}, reinterpret_cast<node16*>(b));
+        case k_n48:
+          return f(node48_ops{}, reinterpret_cast<node48*>(b));
+        default:
+          break;
       }
     }
     PMINDEX_ASSERT(kind_of(w) == k_direct);
@@ -105,16 +109,22 @@ class node_kit {
   }
   static uint64_t eok_offset(kind k) {
     switch (k) {
-      case k_n4: return node4_ops::k_eok;
-      case k_n16: return node16_ops::k_eok;
-      case k_n48: return node48_ops::k_eok;
-      default: return direct::k_eok;
+      case k_n4:
+        return node4_ops::k_eok;
+      case k_n16:
+        return node16_ops::k_eok;
+      case k_n48:
+        return node48_ops::k_eok;
+      default:
+        return direct::k_eok;
     }
   }
   // The block size of a node (with the end-of-key word in the byte layout).
   static uint64_t node_size(kind k) {
-    uint64_t s = k == k_n4 ? node4_ops::k_size : k == k_n16 ? node16_ops::k_size
-                 : k == k_n48 ? node48_ops::k_size : direct::k_size;
+    uint64_t s = k == k_n4    ? node4_ops::k_size
+                 : k == k_n16 ? node16_ops::k_size
+                 : k == k_n48 ? node48_ops::k_size
+                              : direct::k_size;
     if constexpr (Eok) return eok_offset(k) + 8 > s ? eok_offset(k) + 8 : s;
     return s;
   }
@@ -181,8 +191,8 @@ class node_kit {
   }
   // A fresh (unpublished, unflushed) node of kind `to` with w's entries,
   // minus `skip_digit` and plus (add_digit -> add_child) when those are >= 0.
-  uint64_t copy_node(pending_blocks& pb, uint64_t w, kind to, uint64_t hdr_word, int add_digit, uint64_t add_child,
-                     int skip_digit) {
+  uint64_t copy_node(pending_blocks& pb, uint64_t w, kind to, uint64_t hdr_word, int add_digit,
+                     uint64_t add_child, int skip_digit) {
     uint64_t c = new_node(pb, to, hdr_word);
     visit(c, [&](auto cops, auto* cn) {
       visit(w, [&](auto ops, auto* n) {
@@ -207,13 +217,13 @@ class node_kit {
     p_.store_persist(slot, lw);  // commit
   }
   // A slot holding a leaf gets a new node {a: da, b: db} (the old and the new leaf).
-  void publish_pair(pending_blocks& pb, uint64_t* slot, uint64_t hdr_word, unsigned da, uint64_t a, unsigned db,
-                    uint64_t b) {
+  void publish_pair(pending_blocks& pb, uint64_t* slot, uint64_t hdr_word, unsigned da, uint64_t a,
+                    unsigned db, uint64_t b) {
     uint64_t nw = new_node(pb, P::k_adaptive ? k_n4 : k_direct, hdr_word);
     fresh_place(nw, da, a);
     fresh_place(nw, db, b);
     flush_node(nw);
-    p_.fence();  // the new subtree durable before it is published
+    p_.fence();                  // the new subtree durable before it is published
     p_.store_persist(slot, nw);  // commit
   }
   // Node w (under `slot`) gets the child (d -> lw), in place, or by a copy
@@ -237,8 +247,8 @@ class node_kit {
   // gets {ref_digit: w, key_digit: the new leaf}; w's header becomes
   // lower_hdr. WORT/WOART: header store, then the swing (recovery repairs a
   // crash between them); ART+CoW: w is copied with lower_hdr instead.
-  void split(pending_blocks& pb, uint64_t* slot, uint64_t w, uint64_t m_hdr, uint64_t lower_hdr, unsigned ref_digit,
-             unsigned key_digit, uint64_t lw) {
+  void split(pending_blocks& pb, uint64_t* slot, uint64_t w, uint64_t m_hdr, uint64_t lower_hdr,
+             unsigned ref_digit, unsigned key_digit, uint64_t lw) {
     uint64_t m = new_node(pb, P::k_adaptive ? k_n4 : k_direct, m_hdr);
     uint64_t child = w;
     if constexpr (P::k_cow_split) {
@@ -331,7 +341,8 @@ inline check_result check_verdict(const char* name, const std::string& e, int64_
 // stats() of either layout: records, space, the average leaf depth (nodes
 // above a leaf) and the nodes of each kind (indexed by kind).
 template <class P>
-index_stats tree_stats(pm::pool& p, uint64_t leaves, uint64_t depth_sum, const uint64_t* nodes, size_t self_bytes) {
+index_stats tree_stats(pm::pool& p, uint64_t leaves, uint64_t depth_sum, const uint64_t* nodes,
+                       size_t self_bytes) {
   index_stats s;
   s.records = leaves;
   auto u = p.usage();

@@ -111,7 +111,8 @@ class art_index final : public u64_index, node_kit<P, false> {
 // ---------------------------------------------------------------- open
 
 template <class P>
-art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg) : u64_index(p), kit(p), mutant_(cfg) {
+art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg)
+    : u64_index(p), kit(p), mutant_(cfg) {
   if (kind == open_kind::created) {
     root_ = common::create_root<root_block>(p_, P::k_magic);
     count_ = 0;

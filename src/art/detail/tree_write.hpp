@@ -88,7 +88,8 @@ bool art_index<P>::insert(uint64_t key, uint64_t value) {
       uint64_t other = leaf_at(w)->key;
       unsigned b = dg::first_diff(key, other);
       PMINDEX_ASSERT(b >= pos && b < dg::k_levels);
-      kit::publish_pair(pb, slot, dg::make_header(pos, b - pos, key), dg::at(other, b), w, dg::at(key, b), lw);
+      kit::publish_pair(pb, slot, dg::make_header(pos, b - pos, key), dg::at(other, b), w, dg::at(key, b),
+                        lw);
       break;
     }
     case mismatch:
