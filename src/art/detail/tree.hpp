@@ -34,6 +34,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "art/detail/layout.hpp"
 #include "art/detail/nodes.hpp"
@@ -90,8 +91,32 @@ class art_index final : public u64_index, node_kit<P, false> {
   leaf* find_leaf(uint64_t key);
 
   // --- readers
-  template <class Sink>
-  bool scan_rec(uint64_t w, unsigned pos, bool bounded, uint64_t from, Sink& sink);
+  // What a walk from `from` fills: scan() up to `count` records into an
+  // array, range() every record up to `hi` into a vector. emit() takes one
+  // record and returns true to stop. (One struct reached through one
+  // pointer, as scan's state always was: the walk's code stays as tight.)
+  struct scan_state {
+    uint64_t from;
+    size_t count;
+    record* out;
+    size_t n;
+    bool emit(uint64_t k, uint64_t v) {
+      out[n++] = {k, v};
+      return n == count;
+    }
+  };
+  struct range_state {
+    uint64_t from;
+    uint64_t hi;
+    std::vector<record>* out;
+    bool emit(uint64_t k, uint64_t v) {
+      if (k > hi) return true;
+      out->push_back({k, v});
+      return false;
+    }
+  };
+  template <class S>
+  bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s);
 
   // --- verification and recovery (tree_verify.hpp)
   std::string check_rec(uint64_t w, unsigned pos, uint64_t path_key, uint64_t path_mask, int64_t& n,
@@ -166,14 +191,10 @@ template <class P>
 size_t art_index<P>::scan(uint64_t from, size_t count, record* out) {
   if (!count) return 0;
   std::shared_lock lk(mu_);
-  size_t n = 0;
-  auto sink = [&](uint64_t k, uint64_t v) {
-    out[n++] = {k, v};
-    return n == count;
-  };
+  scan_state s{from, count, out, 0};
   uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
-  if (w) scan_rec(w, 0, true, from, sink);
-  return n;
+  if (w) scan_rec(w, 0, true, s);
+  return s.n;
 }
 
 // One walk under one shared lock: an atomic snapshot like scan() (the
@@ -183,41 +204,36 @@ size_t art_index<P>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
   if (lo > hi) return 0;
   std::shared_lock lk(mu_);
   size_t n0 = out.size();
-  auto sink = [&](uint64_t k, uint64_t v) {
-    if (k > hi) return true;
-    out.push_back({k, v});
-    return false;
-  };
+  range_state s{lo, hi, &out};
   uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
-  if (w) scan_rec(w, 0, true, lo, sink);
+  if (w) scan_rec(w, 0, true, s);
   return out.size() - n0;
 }
 
 // In-order walk of the subtree at w (found at digit position pos). While
 // `bounded`, the path so far equals the digits of `from`, so subtrees that
-// sort below it are skipped. sink(key, value) takes each record and
-// returns true to stop; so does scan_rec.
+// sort below it are skipped. Returns true when s.emit() said stop.
 template <class P>
-template <class Sink>
-bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, uint64_t from, Sink& sink) {
+template <class S>
+bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
   if (is_leaf(w)) {
     leaf* l = leaf_at(w);
-    if (!bounded || l->key >= from) return sink(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
+    if (!bounded || l->key >= s.from) return s.emit(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
     return false;
   }
   header h = hdr(w);
   unsigned b = pos + h.plen;
   if (bounded && h.plen) {
     uint64_t m = dg::mask(pos, b);
-    uint64_t mine = ref_key(w, h, from) & m, want = from & m;
+    uint64_t mine = ref_key(w, h, s.from) & m, want = s.from & m;
     if (mine < want) return false;  // the whole subtree sorts below `from`
     if (mine > want) bounded = false;
   }
-  unsigned c = bounded ? dg::at(from, b) : 0;
+  unsigned c = bounded ? dg::at(s.from, b) : 0;
   return visit(w, [&](auto ops, auto* n) {
     return ops.for_each(n, [&](unsigned d, uint64_t* slot) {
       if (bounded && d < c) return false;
-      return scan_rec(__atomic_load_n(slot, __ATOMIC_ACQUIRE), b + 1, bounded && d == c, from, sink);
+      return scan_rec(__atomic_load_n(slot, __ATOMIC_ACQUIRE), b + 1, bounded && d == c, s);
     });
   });
 }
