@@ -20,6 +20,7 @@
 #include "pmindex/index.hpp"
 #include "oracle.hpp"
 #include "test_seed.hpp"
+#include "wort_test_params.hpp"
 
 namespace pmindex {
 namespace {
@@ -27,24 +28,9 @@ namespace {
 using test::long_run;
 size_t scaled(size_t n) { return long_run() ? n * 20 : n; }
 
-struct param {
-  const char* index;
-  pm::mode mode;
-};
-std::string param_name(const testing::TestParamInfo<param>& p) {
-  return std::string(p.param.index) + "_" + (p.param.mode == pm::mode::dram ? "dram" : "persist");
-}
-
-class Wort : public testing::TestWithParam<param> {
+class Wort : public test::wort_fixture {
  protected:
-  void SetUp() override {
-    path_ = "/dev/shm/pmindex-wort-ut-" + std::to_string(getpid()) + "-" + GetParam().index + ".pool";
-    ::unlink(path_.c_str());
-    seed_ = test::test_seed();
-    rng_.seed(seed_);
-  }
-  void TearDown() override { ::unlink(path_.c_str()); }
-  bool persistent() const { return GetParam().mode != pm::mode::dram; }
+  Wort() : wort_fixture("wort-ut") {}
 
   std::unique_ptr<index> open_idx(pm::open_mode om = pm::open_mode::create_if_missing) {
     options o;
@@ -131,9 +117,6 @@ class Wort : public testing::TestWithParam<param> {
     expect_same(*idx, "dirty reopen");
   }
 
-  std::string path_;
-  uint32_t seed_ = 0;
-  std::mt19937_64 rng_;
   std::map<uint64_t, uint64_t> ref_;
 };
 
@@ -287,11 +270,7 @@ TEST_P(Wort, TwoThreads) {
   EXPECT_EQ(idx->stats().records, 999u);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Wort,
-                         testing::Values(param{"wort", pm::mode::persist}, param{"woart", pm::mode::persist},
-                                         param{"artcow", pm::mode::persist}, param{"wort", pm::mode::dram},
-                                         param{"woart", pm::mode::dram}, param{"artcow", pm::mode::dram}),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(All, Wort, test::wort_all_modes(), test::wort_param_name);
 
 #ifdef PMINDEX_MUTANTS
 // The state a crash leaves in a WORT/WOART prefix split between the header
@@ -322,40 +301,11 @@ TEST_P(WortSplitRepair, HalfDoneSplitIsRepairedByRecovery) {
   };
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     SCOPED_TRACE("case " + std::to_string(ci));
-    ::unlink(path.c_str());
-    auto& cs = cases[ci];
-    {
-      auto idx = open(o);
-      for (auto k : cs.before) ASSERT_TRUE(idx->insert(k, k + 1));
-      ASSERT_TRUE(idx->check().ok);
-      art::detail::g_stop_split_after_header = 1;
-      idx->insert(cs.splitter, 42);  // stops after the header store
-      ASSERT_EQ(art::detail::g_stop_split_after_header.load(), 0) << "the insert did not split a prefix";
-      auto c = idx->check();
-      ASSERT_FALSE(c.ok);
-      EXPECT_NE(c.message.find("half-done split"), std::string::npos) << c.message;
-      idx->abandon();  // the crash
-    }
-    o.open = pm::open_mode::must_exist;
-    for (int round = 0; round < 2; ++round) {  // recovery twice: idempotent
-      auto idx = open(o);
-      EXPECT_FALSE(idx->report().was_clean);
-      auto c = idx->check();
-      ASSERT_TRUE(c.ok) << c.message;
-      for (auto k : cs.before) ASSERT_EQ(idx->lookup(k), k + 1);
-      EXPECT_FALSE(idx->lookup(cs.splitter).has_value());
-      std::vector<record> out(8);
-      ASSERT_EQ(idx->scan(0, 8, out.data()), cs.before.size());
-      if (round == 1) {
-        ASSERT_TRUE(idx->insert(cs.splitter, 42));  // the split now completes
-        ASSERT_TRUE(idx->check().ok);
-        ASSERT_EQ(idx->lookup(cs.splitter), 42u);
-      }
-      idx->abandon();
-    }
-    o.open = pm::open_mode::create_if_missing;
+    std::vector<std::string> before;
+    for (auto k : cases[ci].before) before.emplace_back(std::string_view(key_bytes(k)));
+    ASSERT_NO_FATAL_FAILURE(
+        test::expect_split_repaired(o, before, std::string(std::string_view(key_bytes(cases[ci].splitter)))));
   }
-  ::unlink(path.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(All, WortSplitRepair, testing::Values("wort", "woart"));

@@ -1,4 +1,5 @@
-// ART+CoW (Lee et al., FAST'17, the paper's baseline), 8-byte keys.
+// ART+CoW (Lee et al., FAST'17, the paper's baseline), 8-byte keys
+// (keys=u64, the default) or byte-string keys (keys=bytes).
 //
 // ART with WOART's in-place Node48 and Node256 updates, and copy-on-write
 // for everything else: a change to a Node4 or Node16 copies the node with
@@ -11,6 +12,11 @@
 // never see unpersisted state.
 // Cost: insert into a Node4/16 flushes the node copy (1-3 lines) + the leaf
 // + the parent word, 2 fences; Node48/256 as WOART.
+//
+// keys=bytes: the byte layout of WOART (art/detail/bytes_tree.hpp: 4096-byte
+// keys, end-of-key words, kv-block leaves, out-of-place updates with one
+// word swung). The end-of-key word is an 8-byte word, so it is set and
+// cleared in place in every node kind, Node4/16 included.
 // Caveats: a remove from a Node4/16 needs a block for the copy; with the pool
 // full it commits in place instead (equally atomic). Nodes never shrink.
 #pragma once

@@ -3,9 +3,10 @@
 // the digit arithmetic on 64-bit keys. Node kinds live in node4.hpp,
 // node16.hpp, node48.hpp and node_direct.hpp.
 //
-// Keys are unsigned 64-bit integers compared numerically, so a key is read
-// as a string of `span`-bit digits from the most significant end (WORT: 16
-// digits of 4 bits, WOART/ART+CoW: 8 digits of 8 bits).
+// Keys (keys=u64; bytes_layout.hpp is the byte-key layout) are unsigned
+// 64-bit integers compared numerically, so a key is read as a string of
+// `span`-bit digits from the most significant end (WORT: 16 digits of 4
+// bits, WOART/ART+CoW: 8 digits of 8 bits).
 #pragma once
 
 #include <bit>

@@ -25,6 +25,7 @@ struct node16_ops {
   using node = node16;
   static constexpr kind k_kind = k_n16;
   static constexpr uint64_t k_size = sizeof(node16);
+  static constexpr uint64_t k_eok = k_size;  // keys=bytes: the end-of-key word after the node
 
   static uint64_t load_bitmap(const node* n) { return __atomic_load_n(&n->bitmap, __ATOMIC_ACQUIRE); }
   static void init(node* n, uint64_t hdr) {
@@ -56,23 +57,32 @@ struct node16_ops {
     return false;
   }
 
+  static int next(node* n, unsigned from, uint64_t** slot) {
+    int best = -1;
+    for (uint64_t b = load_bitmap(n); b; b &= b - 1) {
+      unsigned s = unsigned(std::countr_zero(b));
+      if (n->key[s] >= from && (best < 0 || n->key[s] < best)) best = n->key[s], *slot = &n->child[s];
+    }
+    return best;
+  }
+
   static void fresh_add(node* n, unsigned d, uint64_t child) {
-    unsigned s = unsigned(std::countr_zero(~n->bitmap));
+    unsigned s = unsigned(std::countr_zero(~n->bitmap)) & 15;  // (never full here; & 15 tells the compiler)
     n->key[s] = uint8_t(d);
     n->child[s] = child;
     n->bitmap |= uint64_t{1} << s;
   }
 
-  // In place (WOART): fill a free slot, make it durable with `pre` (the new
-  // leaf), then set its bit. The key byte shares line 0 with the bitmap and
-  // is stored first, so it needs no flush of its own; the child word does
-  // when it sits in line 1 or 2. Cost: 2-3 flushes, 2 fences.
-  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
+  // In place (WOART): fill a free slot, make it durable with the new leaf
+  // (flushed by the caller), then set its bit. The key byte shares line 0
+  // with the bitmap and is stored first, so it needs no flush of its own;
+  // the child word does when it sits in line 1 or 2. Cost: 1-2 flushes +
+  // the leaf's, 2 fences.
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child) {
     uint64_t b = n->bitmap;
     unsigned s = unsigned(std::countr_zero(~b));
     __atomic_store_n(&n->key[s], uint8_t(d), __ATOMIC_RELEASE);
     __atomic_store_n(&n->child[s], child, __ATOMIC_RELEASE);
-    p.flush(pre, pre_n);
     if (s >= 4) p.flush(&n->child[s], 8);  // not in the bitmap's line
     p.fence();
     p.store_persist(&n->bitmap, b | uint64_t{1} << s);  // commit

@@ -18,7 +18,7 @@ struct node4 {
                       //     byte 5 order: 2 bits per rank r = the slot holding
                       //     the r-th smallest key (ranks >= count unused)
   uint64_t child[4];  // 16  tagged child words; slot s valid iff some rank < count names it
-  uint64_t pad[2];    // 48
+  uint64_t pad[2];    // 48  keys=bytes: pad[0] is the end-of-key word (nodes.hpp)
 };
 // clang-format on
 
@@ -26,6 +26,7 @@ struct node4_ops {
   using node = node4;
   static constexpr kind k_kind = k_n4;
   static constexpr uint64_t k_size = 64;
+  static constexpr uint64_t k_eok = 48;  // keys=bytes: the end-of-key word (in the pad)
 
   static unsigned key_of(uint64_t m, unsigned s) { return unsigned(m >> (8 * s)) & 0xff; }
   static unsigned count_of(uint64_t m) { return unsigned(m >> 32) & 0xff; }
@@ -66,6 +67,16 @@ struct node4_ops {
     return false;
   }
 
+  // The smallest digit >= from that has a child (its slot in *slot), or -1.
+  static int next(node* n, unsigned from, uint64_t** slot) {
+    uint64_t m = load_meta(n);
+    for (unsigned r = 0, c = count_of(m); r < c; ++r) {
+      unsigned s = slot_at(m, r);
+      if (key_of(m, s) >= from) return *slot = &n->child[s], int(key_of(m, s));
+    }
+    return -1;
+  }
+
   // The meta word with (d -> slot s) added, s a free slot.
   static uint64_t meta_with(uint64_t m, unsigned d, unsigned* slot_out) {
     unsigned keys[4], order[4], c = count_of(m);
@@ -101,13 +112,12 @@ struct node4_ops {
     n->child[s] = child;
   }
 
-  // In place (WOART). `pre` (the new leaf) must be durable before the commit,
-  // hence flush + fence first. The child word and the meta word share the
-  // node's single line and the child is stored first, so any state of that
-  // line a crash can leave with the new meta also holds the child: no fence
-  // between them. Cost: 2 flushes, 2 fences.
-  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
-    p.flush(pre, pre_n);
+  // In place (WOART). The new leaf (flushed by the caller) must be durable
+  // before the commit, hence the fence first. The child word and the meta
+  // word share the node's single line and the child is stored first, so any
+  // state of that line a crash can leave with the new meta also holds the
+  // child: no fence between them. Cost: 1 flush + the leaf's, 2 fences.
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child) {
     p.fence();
     unsigned s;
     uint64_t m = meta_with(n->meta, d, &s);

@@ -25,6 +25,7 @@ struct node48_ops {
   using node = node48;
   static constexpr kind k_kind = k_n48;
   static constexpr uint64_t k_size = sizeof(node48);
+  static constexpr uint64_t k_eok = k_size;  // keys=bytes: the end-of-key word after the node
 
   static unsigned idx(const node* n, unsigned d) { return __atomic_load_n(&n->index[d], __ATOMIC_ACQUIRE); }
   static void init(node* n, uint64_t hdr) {
@@ -50,6 +51,12 @@ struct node48_ops {
     return false;
   }
 
+  static int next(node* n, unsigned from, uint64_t** slot) {
+    for (unsigned d = from; d < 256; ++d)
+      if (unsigned i = idx(n, d)) return *slot = &n->child[i - 1], int(d);
+    return -1;
+  }
+
   static unsigned free_slot(const node* n) {
     uint64_t used = 0;
     for (unsigned d = 0; d < 256; ++d)
@@ -63,12 +70,11 @@ struct node48_ops {
     n->index[d] = uint8_t(s + 1);
   }
 
-  // In place: child word (with `pre`, the new leaf) durable, then the index
-  // byte. Cost: 3 flushes, 2 fences.
-  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
+  // In place: child word (with the new leaf, flushed by the caller)
+  // durable, then the index byte. Cost: 2 flushes + the leaf's, 2 fences.
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child) {
     unsigned s = free_slot(n);
     __atomic_store_n(&n->child[s], child, __ATOMIC_RELEASE);
-    p.flush(pre, pre_n);
     p.flush(&n->child[s], 8);
     p.fence();
     __atomic_store_n(&n->index[d], uint8_t(s + 1), __ATOMIC_RELEASE);  // commit

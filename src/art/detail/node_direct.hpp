@@ -24,6 +24,7 @@ struct direct_ops {
   using node = node_direct<Fanout>;
   static constexpr kind k_kind = k_direct;
   static constexpr uint64_t k_size = sizeof(node);
+  static constexpr uint64_t k_eok = k_size;  // keys=bytes: the end-of-key word after the node
 
   static void init(node* n, uint64_t hdr) {
     *n = node{};
@@ -47,12 +48,18 @@ struct direct_ops {
     return false;
   }
 
+  static int next(node* n, unsigned from, uint64_t** slot) {
+    for (unsigned d = from; d < Fanout; ++d)
+      if (__atomic_load_n(&n->child[d], __ATOMIC_ACQUIRE)) return *slot = &n->child[d], int(d);
+    return -1;
+  }
+
   static void fresh_add(node* n, unsigned d, uint64_t child) { n->child[d] = child; }
 
-  // `pre` (the new leaf) durable first, then one child word. Cost: 2 flushes,
-  // 2 fences (the WORT insert of the paper).
-  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child, const void* pre, size_t pre_n) {
-    p.persist(pre, pre_n);
+  // The new leaf (flushed by the caller) durable first, then one child word.
+  // Cost: 1 flush + the leaf's, 2 fences (the WORT insert of the paper).
+  static void add(const pm::pool& p, node* n, unsigned d, uint64_t child) {
+    p.fence();
     p.store_persist(&n->child[d], child);  // commit
   }
   static void remove(const pm::pool& p, node* n, unsigned d) { p.store_persist(&n->child[d], 0); }

@@ -1,5 +1,7 @@
-// The radix-tree core shared by WORT, WOART and ART+CoW (FAST'17). One class
-// template; a policy says what differs between the three:
+// The radix-tree core shared by WORT, WOART and ART+CoW (FAST'17), for 8-byte
+// keys (keys=u64; bytes_tree.hpp is the byte-key layout over the same nodes
+// and commits, nodes.hpp). One class template; a policy says what differs
+// between the three:
 //
 //   struct policy {
 //     static constexpr const char* k_name;
@@ -8,6 +10,7 @@
 //     static constexpr bool k_cow_small;     // Node4/Node16 changed by copy-on-write (ART+CoW)
 //     static constexpr bool k_cow_split;     // prefix splits copy the split node (ART+CoW)
 //     static constexpr uint64_t k_magic;     // root block magic
+//     static constexpr uint64_t k_magic_bytes;  // ... of the byte layout
 //   };
 //
 // Every change commits with one 8-byte (or smaller, aligned) failure-atomic
@@ -22,6 +25,7 @@
 // same reason readers do not pin an epoch: a writer retires a block only
 // after unlinking it under the exclusive lock, so no reader can still hold
 // it; retire() (not free()) keeps the unlink-durable-before-reuse rule.
+// range() is one walk under one shared lock, an atomic snapshot like scan().
 #pragma once
 
 #include <algorithm>
@@ -30,12 +34,10 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <vector>
 
 #include "art/detail/layout.hpp"
-#include "art/detail/node16.hpp"
-#include "art/detail/node4.hpp"
-#include "art/detail/node48.hpp"
-#include "art/detail/node_direct.hpp"
+#include "art/detail/nodes.hpp"
 #include "common/mutant.hpp"
 #include "common/root_block.hpp"
 #include "pmindex/error.hpp"
@@ -43,39 +45,10 @@
 
 namespace pmindex::art::detail {
 
-// Test hook (builds with PMINDEX_MUTANTS): while positive, a WORT/WOART
-// prefix split stops after the node header store, before the parent pointer
-// swing, and decrements it: exactly the state a crash there leaves.
-inline std::atomic<int> g_stop_split_after_header{0};
-
-// Blocks allocated by one insert; freed again if the insert fails (pool
-// full) before anything was published.
-class pending_blocks {
- public:
-  explicit pending_blocks(pm::pool& p) : p_(p) {}
-  ~pending_blocks() {
-    if (!done_)
-      for (unsigned i = 0; i < n_; ++i) p_.free(off_[i]);
-  }
-  uint64_t alloc(uint64_t size) {
-    uint64_t o = p_.alloc_or_throw(size);
-    off_[n_++] = o;
-    return o;
-  }
-  void commit() { done_ = true; }
-
- private:
-  pm::pool& p_;
-  uint64_t off_[4];
-  unsigned n_ = 0;
-  bool done_ = false;
-};
-
 template <class P>
-class art_index final : public u64_index {
+class art_index final : public u64_index, node_kit<P, false> {
  public:
   using dg = digits<P::k_span>;
-  using direct = direct_ops<dg::k_fanout>;
 
   art_index(pm::pool& p, open_kind kind, const index_config& cfg);
 
@@ -84,64 +57,23 @@ class art_index final : public u64_index {
   bool remove(uint64_t key) override;
   std::optional<uint64_t> lookup(uint64_t key) override;
   size_t scan(uint64_t from, size_t count, record* out) override;
+  size_t range(uint64_t lo, uint64_t hi, std::vector<record>& out) override;
   check_result check() override;
   void trace(pm::pool::trace_sink& sink) override;
   index_stats stats() override;
 
  private:
-  // --- node access, dispatched on the kind tag of a child word
-  template <class F>
-  decltype(auto) visit(uint64_t w, F&& f) {
-    char* b = p_.ptr<char>(off_of(w));
-    if constexpr (P::k_adaptive) {
-      switch (kind_of(w)) {
-        case k_n4: return f(node4_ops{}, reinterpret_cast<node4*>(b));
-        case k_n16: return f(node16_ops{}, reinterpret_cast<node16*>(b));
-        case k_n48: return f(node48_ops{}, reinterpret_cast<node48*>(b));
-        default: break;
-      }
-    }
-    PMINDEX_ASSERT(kind_of(w) == k_direct);
-    return f(direct{}, reinterpret_cast<typename direct::node*>(b));
-  }
-  bool kind_valid(kind k) const {
-    return k == k_direct || (P::k_adaptive && (k == k_n4 || k == k_n16 || k == k_n48));
-  }
-  uint64_t node_size(kind k) const {
-    switch (k) {
-      case k_n4: return node4_ops::k_size;
-      case k_n16: return node16_ops::k_size;
-      case k_n48: return node48_ops::k_size;
-      default: return direct::k_size;
-    }
-  }
-  uint64_t* header_word(uint64_t w) { return p_.ptr<uint64_t>(off_of(w)); }
+  using kit = node_kit<P, false>;
+  using kit::count, kit::find, kit::header_word, kit::kind_valid, kit::node_size, kit::p_, kit::visit;
   header hdr(uint64_t w) { return decode(__atomic_load_n(header_word(w), __ATOMIC_ACQUIRE)); }
-  leaf* leaf_at(uint64_t w) { return p_.ptr<leaf>(off_of(w)); }
-  uint64_t* find(uint64_t w, unsigned d) {
-    return visit(w, [&](auto ops, auto* n) { return ops.find(n, d); });
-  }
-  unsigned count(uint64_t w) {
-    return visit(w, [&](auto ops, auto* n) { return ops.count(n); });
-  }
-  // The smallest / largest leaf below a child word.
+  leaf* leaf_at(uint64_t w) { return p_.template ptr<leaf>(off_of(w)); }
   leaf* min_leaf(uint64_t w) {
-    while (!is_leaf(w)) {
-      uint64_t next = 0;
-      visit(w, [&](auto ops, auto* n) { return ops.for_each(n, [&](unsigned, uint64_t* s) { return (next = *s), true; }); });
-      if (!next) return nullptr;
-      w = next;
-    }
-    return leaf_at(w);
+    uint64_t l = kit::min_leaf_word(w);
+    return l ? leaf_at(l) : nullptr;
   }
   leaf* max_leaf(uint64_t w) {
-    while (!is_leaf(w)) {
-      uint64_t next = 0;
-      visit(w, [&](auto ops, auto* n) { return ops.for_each(n, [&](unsigned, uint64_t* s) { return (next = *s), false; }); });
-      if (!next) return nullptr;
-      w = next;
-    }
-    return leaf_at(w);
+    uint64_t l = kit::max_leaf_word(w);
+    return l ? leaf_at(l) : nullptr;
   }
   // `key` with the digits of node w's prefix in place of its own (digits
   // [h.depth, h.depth + h.plen)); from a leaf when the header holds only
@@ -153,24 +85,38 @@ class art_index final : public u64_index {
   }
 
   // --- writers (tree_write.hpp); the exclusive lock is held
-  uint64_t new_node(pending_blocks& pb, kind k, uint64_t hdr_word);
-  uint64_t copy_node(pending_blocks& pb, uint64_t w, kind to, uint64_t hdr_word, int add_digit,
-                     uint64_t add_child, int skip_digit);
-  void flush_node(uint64_t w) { p_.flush(p_.ptr(off_of(w)), node_size(kind_of(w))); }
   void add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned d, uint64_t lw);
   void split_prefix(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned pos, unsigned diff, uint64_t ref,
                     uint64_t key, uint64_t lw);
-  void remove_entry(uint64_t* slot, uint64_t w, unsigned d);
   leaf* find_leaf(uint64_t key);
 
   // --- readers
+  // What a walk from `from` fills: scan() up to `count` records into an
+  // array, range() every record up to `hi` into a vector. emit() takes one
+  // record and returns true to stop. (One struct reached through one
+  // pointer, as scan's state always was: the walk's code stays as tight.)
   struct scan_state {
     uint64_t from;
     size_t count;
     record* out;
     size_t n;
+    bool emit(uint64_t k, uint64_t v) {
+      out[n++] = {k, v};
+      return n == count;
+    }
   };
-  bool scan_rec(uint64_t w, unsigned pos, bool bounded, scan_state& s);
+  struct range_state {
+    uint64_t from;
+    uint64_t hi;
+    std::vector<record>* out;
+    bool emit(uint64_t k, uint64_t v) {
+      if (k > hi) return true;
+      out->push_back({k, v});
+      return false;
+    }
+  };
+  template <class S>
+  bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s);
 
   // --- verification and recovery (tree_verify.hpp)
   std::string check_rec(uint64_t w, unsigned pos, uint64_t path_key, uint64_t path_mask, int64_t& n,
@@ -181,15 +127,8 @@ class art_index final : public u64_index {
   template <class F>
   void walk(uint64_t w, unsigned depth, F&& f);
 
-  pm::pool& p_;
   root_block* root_ = nullptr;
-  // Crash-checker self-test (params "mutant=NAME", test builds only, WOART):
-  // an in-place insert that makes its commit durable before the child word,
-  // i.e. two fields changed non-atomically, in Node4 (meta word), Node16
-  // (bitmap) or Node48 (index byte). `pmindex crashtest` must catch each
-  // (tests/crash/wort_crash.cmake).
-  enum class mutant : unsigned { none, node4_child_after_meta, node16_bitmap_before_child, node48_index_before_child };
-  common::mutant_switch<mutant> mutant_;
+  common::mutant_switch<mutant> mutant_;  // nodes.hpp
   std::shared_mutex mu_;
   int64_t count_ = -1;  // records; -1 until counted (clean open)
 };
@@ -197,7 +136,8 @@ class art_index final : public u64_index {
 // ---------------------------------------------------------------- open
 
 template <class P>
-art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg) : u64_index(p), p_(p), mutant_(cfg) {
+art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg)
+    : u64_index(p), kit(p), mutant_(cfg) {
   if (kind == open_kind::created) {
     root_ = common::create_root<root_block>(p_, P::k_magic);
     count_ = 0;
@@ -257,15 +197,29 @@ size_t art_index<P>::scan(uint64_t from, size_t count, record* out) {
   return s.n;
 }
 
+// One walk under one shared lock: an atomic snapshot like scan() (the
+// generic index::range would release the lock between batches).
+template <class P>
+size_t art_index<P>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
+  if (lo > hi) return 0;
+  std::shared_lock lk(mu_);
+  size_t n0 = out.size();
+  range_state s{lo, hi, &out};
+  uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
+  if (w) scan_rec(w, 0, true, s);
+  return out.size() - n0;
+}
+
 // In-order walk of the subtree at w (found at digit position pos). While
 // `bounded`, the path so far equals the digits of `from`, so subtrees that
-// sort below it are skipped. Returns true when the output is full.
+// sort below it are skipped. Returns true when s.emit() said stop.
 template <class P>
-bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, scan_state& s) {
+template <class S>
+bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
   if (is_leaf(w)) {
     leaf* l = leaf_at(w);
-    if (!bounded || l->key >= s.from) s.out[s.n++] = {l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE)};
-    return s.n == s.count;
+    if (!bounded || l->key >= s.from) return s.emit(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
+    return false;
   }
   header h = hdr(w);
   unsigned b = pos + h.plen;

@@ -24,15 +24,9 @@ check_result art_index<P>::check() {
   int64_t n = 0;
   bool have_prev = false;
   uint64_t prev = 0;
-  uint64_t w = root_->child;
-  if (w) {
-    std::string e = check_rec(w, 0, 0, 0, n, have_prev, prev);
-    if (!e.empty()) return check_result::fail(std::string(P::k_name) + ": " + e);
-  }
-  if (count_ >= 0 && count_ != n)
-    return check_result::fail(std::string(P::k_name) + ": record count mismatch");
-  count_ = n;
-  return {};
+  std::string e;
+  if (uint64_t w = root_->child) e = check_rec(w, 0, 0, 0, n, have_prev, prev);
+  return check_verdict(P::k_name, e, n, count_);
 }
 
 template <class P>
@@ -119,21 +113,7 @@ index_stats art_index<P>::stats() {
         ++nodes[kind_of(x)];
       }
     });
-  index_stats s;
-  s.records = leaves;
-  auto u = p_.usage();
-  s.pm_bytes_used = u.used_bytes;
-  s.pm_bytes_reserved = u.reserved_bytes;
-  s.dram_bytes = u.dram_bytes + sizeof(*this);
-  s.extra.push_back({"leaf_depth_avg", leaves ? double(depth_sum) / double(leaves) : 0.0});
-  s.extra.push_back({"inner_nodes", double(nodes[k_n4] + nodes[k_n16] + nodes[k_n48] + nodes[k_direct])});
-  if (P::k_adaptive) {
-    s.extra.push_back({"node4", double(nodes[k_n4])});
-    s.extra.push_back({"node16", double(nodes[k_n16])});
-    s.extra.push_back({"node48", double(nodes[k_n48])});
-    s.extra.push_back({"node256", double(nodes[k_direct])});
-  }
-  return s;
+  return tree_stats<P>(p_, leaves, depth_sum, nodes, sizeof(*this));
 }
 
 // Validates one child word enough to follow it (recovery must not crash on a

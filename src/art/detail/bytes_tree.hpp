@@ -1,0 +1,216 @@
+// The WORT-family core for byte keys (keys=bytes): the node kinds, commits
+// and policies of tree.hpp over the layout of bytes_layout.hpp (end-of-key
+// words for keys that are prefixes of others, 16-bit depths, kv-block
+// leaves). One class template; its operations live in bytes_walk.hpp
+// (in-order walks without recursion: scan, range), bytes_write.hpp (insert,
+// upsert, update, remove) and bytes_verify.hpp (check, trace, stats,
+// recovery).
+//
+// Commit words and persistence per operation (L = the cache lines of the new
+// leaf's kv block, 8 + key + value bytes; every protocol flushes it, then
+// fences before its one commit store):
+//   insert into an empty child, end-of-key or root word: L + 1 flushes,
+//     2 fences (the word);
+//   insert into a node in place: that node kind's u64 protocol (node*.hpp)
+//     with L leaf lines: WORT L + 1, WOART Node4 L + 1, Node16 L + 1-2,
+//     Node48 L + 2, 2 fences;
+//   insert next to a leaf, or growing / copying a node: L + the new node's
+//     lines + 1 (the slot word), 2 fences;
+//   prefix split: L + the new node + 1 (header) + 1 (slot), 3 fences
+//     (ART+CoW: the copy's lines instead of the header store, 2 fences);
+//   update (out of place): L + 1 flushes, 2 fences: a new kv block, then the
+//     one word naming the leaf swung; the old block retired;
+//   remove: 1 flush, 1 fence (one word: a child, end-of-key, node commit or
+//     slot word); ART+CoW Node4/16: the copy's lines + 1, 2 fences.
+// Half-done WORT/WOART splits are found and repaired by recovery exactly as
+// in the u64 layout (the header's depth disagrees with the node's position).
+//
+// Threads: as tree.hpp (one std::shared_mutex; writers persist before they
+// unlock; readers copy keys and values out under the shared lock, so a
+// retired kv block is never read after its unlink).
+#pragma once
+
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "art/detail/bytes_layout.hpp"
+#include "art/detail/nodes.hpp"
+#include "common/kv_block.hpp"
+#include "common/mutant.hpp"
+#include "common/root_block.hpp"
+#include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
+
+namespace pmindex::art::detail {
+
+// A node on the stack of a walk (bytes_walk.hpp).
+struct walk_frame {
+  uint64_t w;    // the node
+  unsigned pos;  // the position it is found at
+  unsigned b;    // its branch position (set by the walk's enter())
+  int next;      // -1: its end-of-key entry comes next; else the next digit to look at
+  int bound;     // the one child digit a scan's start key still bounds (-1: none)
+};
+// The digit passed for the root (it hangs below no digit).
+inline constexpr unsigned k_no_digit = k_end + 1;
+
+template <class P>
+class art_bytes_index final : public bytes_index, node_kit<P, true> {
+ public:
+  using dg = byte_digits<P::k_span>;
+  static constexpr size_t k_max_key = 4096;
+  static constexpr size_t k_max_value = size_t{1} << 20;
+  static constexpr unsigned k_max_digits = k_max_key * dg::k_per_byte;
+  static_assert(k_max_digits < dg::k_max_position, "positions must fit the header's 16 bits");
+
+  art_bytes_index(pm::pool& p, open_kind kind, const index_config& cfg);
+
+  bool insert(std::string_view key, std::string_view value) override { return put(key, value, false); }
+  bool upsert(std::string_view key, std::string_view value) override { return put(key, value, true); }
+  bool update(std::string_view key, std::string_view value) override;
+  bool remove(std::string_view key) override;
+  bool lookup(std::string_view key, std::string* value) override;
+  size_t scan(std::string_view from, size_t count, record_buffer& out) override;
+  size_t range(std::string_view lo, std::string_view hi, record_buffer& out) override;
+  check_result check() override;
+  void trace(pm::pool::trace_sink& sink) override;
+  index_stats stats() override;
+
+ private:
+  using kit = node_kit<P, true>;
+  using kit::count, kit::entry, kit::eok, kit::find, kit::header_word, kit::kind_valid, kit::load_eok,
+      kit::node_size, kit::p_, kit::visit;
+
+  header hdr(uint64_t w) { return dg::decode(__atomic_load_n(header_word(w), __ATOMIC_ACQUIRE)); }
+  const common::kv_block* leaf_at(uint64_t w) { return common::kv_at(p_, off_of(w)); }
+  std::string_view leaf_key(uint64_t w) { return common::kv_key(leaf_at(w)); }
+  std::string_view leaf_value(uint64_t w) { return common::kv_value(leaf_at(w)); }
+  uint64_t leaf_size(uint64_t w) { return common::kv_block_size(p_, off_of(w)); }
+  // The key of the smallest leaf below node w: it holds the node's path.
+  std::string_view min_key(uint64_t w) { return leaf_key(kit::min_leaf_word(w)); }
+
+  // Node w's prefix digit at position q (h.depth <= q < h.depth + h.plen):
+  // from the header, or from a leaf below when not stored.
+  unsigned prefix_digit(uint64_t w, const header& h, unsigned q) {
+    unsigned i = q - h.depth;
+    return i < dg::stored_count(h) ? dg::stored_digit(h, i) : dg::at(min_key(w), q);
+  }
+  unsigned prefix_diff(uint64_t w, const header& h, std::string_view key);
+  uint64_t* find_slot(std::string_view key);
+
+  // --- writers (bytes_write.hpp); the exclusive lock is held
+  struct spot {
+    uint64_t* slot;  // the word to change
+    uint64_t w;      // what it holds
+    unsigned pos;    // the position it is found at
+    unsigned diff;   // mismatch: where the key leaves w's prefix
+    unsigned d;      // no_child: the missing digit
+    enum { empty, present, at_leaf, mismatch, no_child } what;
+  };
+  spot locate(std::string_view key);
+  bool put(std::string_view key, std::string_view value, bool overwrite);
+  uint64_t new_leaf(pending_blocks& pb, std::string_view key, std::string_view value);
+  void replace_leaf(uint64_t* slot, std::string_view key, std::string_view value);
+
+  // --- walks (bytes_walk.hpp)
+  template <class Enter, class Leaf, class Leave>
+  bool walk(uint64_t w, bool bounded, Enter&& enter, Leaf&& leaf, Leave&& leave);
+  template <class Sink>
+  void scan_from(std::string_view from, Sink& sink);
+
+  // --- verification and recovery (bytes_verify.hpp)
+  std::string check_tree(int64_t& n);
+  void recover(int64_t& n);
+  void check_node_word(uint64_t w);
+  void repair_header(uint64_t w, unsigned pos);
+  [[noreturn]] void corrupt(const std::string& what) const {
+    throw error(errc::corrupt, std::string(P::k_name) + " (keys=bytes): " + what);
+  }
+
+  root_block* root_ = nullptr;
+  common::mutant_switch<mutant> mutant_;  // nodes.hpp
+  std::shared_mutex mu_;
+  int64_t count_ = -1;           // records; -1 until counted (clean open)
+  std::vector<path_step> path_;  // remove()'s path (under the exclusive lock)
+};
+
+// ---------------------------------------------------------------- open
+
+template <class P>
+art_bytes_index<P>::art_bytes_index(pm::pool& p, open_kind kind, const index_config& cfg)
+    : bytes_index(p), kit(p), mutant_(cfg) {
+  if (kind == open_kind::created) {
+    root_ = common::create_root<root_block>(p_, P::k_magic_bytes);
+    count_ = 0;
+    return;
+  }
+  root_ = common::attach_root<root_block>(p_, P::k_magic_bytes, P::k_name);
+  if (kind == open_kind::dirty) {
+    // Recovery: validate, repair half-done splits, count. Allocates nothing.
+    int64_t n = 0;
+    recover(n);
+    p_.fence();
+    count_ = n;
+  }
+}
+
+// ---------------------------------------------------------------- readers
+
+// The first position in [h.depth, h.depth + h.plen) where `key` leaves node
+// w's prefix (a digit differs, or the key ends), or h.depth + h.plen.
+template <class P>
+unsigned art_bytes_index<P>::prefix_diff(uint64_t w, const header& h, std::string_view key) {
+  const unsigned b = h.depth + h.plen, len = dg::length(key), n = dg::stored_count(h);
+  for (unsigned i = 0; i < n; ++i) {
+    unsigned q = h.depth + i;
+    if (q == len || dg::at(key, q) != dg::stored_digit(h, i)) return q;
+  }
+  if (h.plen == n) return b;
+  unsigned from = h.depth + n;
+  if (len <= from) return len;
+  return std::min(dg::first_diff(key, min_key(w), from), b);
+}
+
+// The word that names the key's leaf, or null. Optimistic: only stored
+// prefix digits are compared on the way down, the whole key at the leaf.
+template <class P>
+uint64_t* art_bytes_index<P>::find_slot(std::string_view key) {
+  const unsigned len = dg::length(key);
+  uint64_t* slot = &root_->child;
+  unsigned pos = 0;
+  for (;;) {
+    uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!w) return nullptr;
+    if (is_leaf(w)) return leaf_key(w) == key ? slot : nullptr;
+    header h = hdr(w);
+    PMINDEX_ASSERT(h.depth == pos);  // recovery repaired every half-done split
+    unsigned b = pos + h.plen;
+    if (len < b || !dg::stored_prefix_matches(h, key)) return nullptr;
+    if (len == b) {
+      slot = eok(w);  // a leaf or nothing
+      continue;
+    }
+    slot = find(w, dg::at(key, b));
+    if (!slot) return nullptr;
+    pos = b + 1;
+  }
+}
+
+template <class P>
+bool art_bytes_index<P>::lookup(std::string_view key, std::string* value) {
+  check_key(key);
+  std::shared_lock lk(mu_);
+  uint64_t* s = find_slot(key);
+  if (!s) return false;
+  if (value) value->assign(leaf_value(*s));
+  return true;
+}
+
+}  // namespace pmindex::art::detail
+
+#include "art/detail/bytes_verify.hpp"
+#include "art/detail/bytes_walk.hpp"
+#include "art/detail/bytes_write.hpp"
