@@ -35,8 +35,6 @@ struct log_leaf {      // 320 bytes
 // clang-format on
 static_assert(sizeof(log_leaf) == 320);
 
-inline constexpr uint64_t k_log_valid = 1, k_log_delete = 2, k_log_unpersisted = 4;
-inline constexpr uint8_t k_leaf_logged = 1;  // in header.depth of a leaf
 inline constexpr unsigned k_small_leaf = 2;
 inline constexpr unsigned k_big_leaf = 14;
 inline constexpr unsigned k_max_view = k_big_leaf + 2;  // base pairs + 2 log inserts

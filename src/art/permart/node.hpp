@@ -24,6 +24,11 @@ inline constexpr uint64_t k_tag_mask = 15;
 inline constexpr uint64_t k_root_magic = 0x5452414d5245502dull;  // "-PERMART"
 inline constexpr uint64_t k_run_shift = 40;  // stamps: run << 40 | counter
 
+// 2-Log entries: meta bits (the word that commits an entry), and the mark
+// of a leaf that carries entries (in its header.depth).
+inline constexpr uint64_t k_log_valid = 1, k_log_delete = 2, k_log_unpersisted = 4;
+inline constexpr uint8_t k_leaf_logged = 1;
+
 inline constexpr uint64_t untag(uint64_t v) { return v & ~k_tag_mask; }
 inline constexpr bool is_link(uint64_t v) { return v & k_link; }
 

@@ -2,7 +2,6 @@
 #include <chrono>
 #include <string>
 
-#include "common/root_block.hpp"
 #include "pmindex/error.hpp"
 #include "tree.hpp"
 
@@ -10,76 +9,24 @@ namespace pmindex::art::permart {
 
 namespace detail {
 
-tree::tree(pm::pool& p, open_kind k, const index_config& cfg, bool log)
-    : u64_index(p), p_(p), mut_(cfg), log_(log) {
-  if (k == open_kind::created) {
-    root_ = common::create_root<root>(p_, k_root_magic, [](root& r) {
-      r.h.kind = uint8_t(kind::root);
-      r.run = 1;
-    });
-    refill_spare();
-  } else {
-    root_ = common::attach_root<root>(p_, k_root_magic, "permart");
-    if (k == open_kind::dirty) {
-      root_->h.lock = 0;
-      uint64_t sp = root_->spare;
-      if (sp && (sp % 16 || sp < p_.header().heap_offset || sp + k_link_size > p_.size()))
-        throw error(errc::corrupt, "permart: bad spare link in the root");
-      recover_slot(&root_->slot, -1);
-    }
-    // Stamps of earlier runs stay below every stamp of this one, so their
-    // (stale) previous-version pointers are never followed.
-    root_->run += 1;
-    p_.persist(&root_->run, 8);
-  }
-  clock_.reset(root_->run << k_run_shift);
+tree::tree(pm::pool& p, open_kind k, const index_config& cfg, bool log) : u64_index(p), core(p, cfg, log) {
+  open_root(k, k_root_magic, "permart");
+  if (k == open_kind::dirty) recover_slot(&root_->slot, -1);
+  finish_open(k);
 }
 
 // After a crash: makes every reachable slot a plain durable pointer and every
 // node's volatile state initial. Allocates nothing; writes only what differs.
 void tree::recover_slot(uint64_t* slot, int parent_depth) {
-  uint64_t v = *slot, w = v & ~k_unpersisted;
-  if (w != v) {
-    *slot = w;
-    p_.flush(slot, 8);  // fenced once at the end of the open (run bump)
-  }
-  if (!w) return;
-  const uint64_t lo = p_.header().heap_offset;
-  if ((w & k_tag_mask & ~k_link) || w < lo || w + 64 > p_.size())
-    throw error(errc::corrupt, "permart: slot points outside the heap");
-  if (is_link(w)) {
-    // A version link stands for null (its contents were never persisted):
-    // the slot becomes null and the tracing that follows frees the link.
-    // Either value means null, so a crash before the flush is harmless.
-    *slot = 0;
-    p_.flush(slot, 8);  // fenced once at the end of the open (run bump)
-    return;
-  }
-  header* h = hdr(w);
-  h->stamp = 0;
-  h->prev = 0;
-  h->lock = 0;
+  header* h = recover_node(slot);
+  if (!h) return;
+  uint64_t w = untag(*slot);
   switch (static_cast<kind>(h->kind)) {
     case kind::leaf:
       if ((h->cap != k_small_leaf && h->cap != k_big_leaf) || h->count == 0 || h->count > h->cap ||
           (leaf_logged(h) && h->cap != k_big_leaf))
         throw error(errc::corrupt, "permart: damaged leaf");
-      if (leaf_logged(h)) {
-        // Keep the VALID entries (an entry is valid only if durable: its
-        // line held key and value before meta), bit cleared; drop the rest.
-        auto* l = reinterpret_cast<log_leaf*>(h);
-        bool valid = true;
-        for (auto& e : l->log) {
-          uint64_t m = e.meta;
-          valid = valid && (m & k_log_valid);
-          uint64_t w = valid ? m & ~k_log_unpersisted : 0;
-          e.stamp = 0;
-          if (w != m) {
-            e.meta = w;
-            p_.flush(&e.meta, 8);
-          }
-        }
-      }
+      if (leaf_logged(h)) recover_log(reinterpret_cast<log_leaf*>(h)->log);
       return;
     case kind::sparse:
     case kind::indirect:
@@ -96,8 +43,7 @@ void tree::recover_slot(uint64_t* slot, int parent_depth) {
 }
 
 void tree::trace(pm::pool::trace_sink& sink) {
-  sink.add(p_.off(root_), sizeof(root));
-  if (root_->spare) sink.add(root_->spare, k_link_size);
+  trace_root(sink);
   auto walk = [&](auto&& self, uint64_t v) -> void {
     if (!v) return;
     if (is_link(v)) {
