@@ -54,6 +54,38 @@ uint64_t core::load_at(uint64_t* slot, uint64_t ts) const {
   return 0;
 }
 
+uint64_t core::build_inner(fresh_blocks& fb, header h, const entry* e, unsigned n, uint64_t extra) {
+  uint64_t off;
+  if (n <= k_sparse_cap) {
+    off = fb.alloc(sizeof(sparse) + extra);
+    auto* s = p_.ptr<sparse>(off);
+    std::memset(static_cast<void*>(s), 0, sizeof(sparse));
+    h.kind = uint8_t(kind::sparse);
+    h.count = uint8_t(n);
+    s->h = h;
+    for (unsigned i = 0; i < n; ++i) s->keys[i] = uint8_t(e[i].byte), s->slots[i] = e[i].value;
+  } else if (n <= k_indirect_cap) {
+    off = fb.alloc(sizeof(indirect) + extra);
+    auto* s = p_.ptr<indirect>(off);
+    std::memset(static_cast<void*>(s), 0, sizeof(indirect));
+    h.kind = uint8_t(kind::indirect);
+    h.count = uint8_t(n);
+    s->h = h;
+    for (unsigned i = 0; i < n; ++i) {
+      s->bits[e[i].byte >> 6] |= uint64_t{1} << (e[i].byte & 63);
+      s->slots[i] = e[i].value;
+    }
+  } else {
+    off = fb.alloc(sizeof(full) + extra);
+    auto* s = p_.ptr<full>(off);
+    std::memset(static_cast<void*>(s), 0, sizeof(full));
+    h.kind = uint8_t(kind::full);
+    s->h = h;
+    for (unsigned i = 0; i < n; ++i) s->slots[e[i].byte] = e[i].value;
+  }
+  return off;
+}
+
 uint64_t core::new_link(fresh_blocks& fb) {
   // Volatile by nature: recovery resets a link without reading it, so its
   // contents are never flushed.

@@ -6,6 +6,7 @@
 // are stored.
 #pragma once
 
+#include <cstddef>
 #include <cstring>
 
 #include "art/permart/full.hpp"
@@ -45,8 +46,12 @@ class fresh_blocks {
     offs_[n_++] = o;
     return o;
   }
-  uint64_t try_alloc(size_t size) {
+  uint64_t try_alloc(size_t size) {  // 0 if the pool (and, for a remove, its reserve) is full
     uint64_t o = p_.alloc(size);
+    if (!o && reserve_) try {
+        o = p_.alloc_reserve_or_throw(size);
+      } catch (const error&) {
+      }
     if (o) offs_[n_++] = o;
     return o;
   }
@@ -59,6 +64,16 @@ class fresh_blocks {
   unsigned n_ = 0;
 };
 
+// The size of an inner kind's struct (0 for other kinds).
+inline uint64_t inner_kind_size(uint8_t k) {
+  switch (static_cast<kind>(k)) {
+    case kind::sparse: return sizeof(sparse);
+    case kind::indirect: return sizeof(indirect);
+    case kind::full: return sizeof(full);
+    default: return 0;
+  }
+}
+
 class core {
  protected:
   core(pm::pool& p, const index_config& cfg, bool log) : p_(p), mut_(cfg), log_(log) {}
@@ -70,7 +85,7 @@ class core {
   void finish_open(open_kind k);
 
   header* hdr(uint64_t v) const { return p_.ptr<header>(untag(v)); }
-  static uint64_t inner_size(uint8_t k);  // the inner kinds' structs (0 otherwise)
+  static uint64_t inner_size(uint8_t k) { return inner_kind_size(k); }
 
   // Children of an inner node in key order: f(byte, slot) -> false stops.
   template <class F>
@@ -103,10 +118,18 @@ class core {
   int install(header* parent, uint64_t* slot, uint64_t raw, bool retire_old, Build&& build);
   // Growth of inner node `raw` by key byte b: under the parent's and the
   // node's locks, its children (without empty slots; links are collected)
-  // and leaf(fb) at b go to build(fb, entries, n, links, nlinks), whose node
-  // replaces it. The old node and the dropped links are retired.
+  // and leaf(fb) at b go to build(fb, entries, n, links, nlinks&), whose
+  // node replaces it. The old node and the dropped links (build may add
+  // some) are retired.
   template <class Leaf, class Build>
   int grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& leaf, Build&& build);
+  // A new leaf of layout L (leaf.hpp, bytes_node.hpp) holding kv[0, n),
+  // flushed (the publisher fences): small or big, a log leaf when 2-Log.
+  template <class L>
+  uint64_t new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n);
+  // A new inner node of the smallest kind for n children, with header h
+  // (depth, prefix) and `extra` bytes after the kind's struct, not flushed.
+  uint64_t build_inner(fresh_blocks& fb, header h, const entry* e, unsigned n, uint64_t extra);
   uint64_t new_link(fresh_blocks& fb);
   void refill_spare();
   void replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool retire_old);
@@ -121,6 +144,9 @@ class core {
   // entry is UNPERSISTED (it may still be lost).
   template <class E, class P, class Apply>
   unsigned apply_logs(E (&log)[2], P* out, unsigned n, uint64_t ts, bool current, Apply&& apply) const;
+  // A leaf's pairs with its log entries applied (see apply_logs), into out.
+  template <class L, class Apply>
+  unsigned view_of(header* h, typename L::pair_t* out, uint64_t ts, bool current, Apply&& apply) const;
 
   // --- recovery
   // Makes *slot a plain durable pointer (version links become null) and
@@ -172,15 +198,6 @@ inline uint64_t* core::find_child(header* n, unsigned b) {
     case kind::indirect: return indirect_find(reinterpret_cast<indirect*>(n), b);
     case kind::full: return full_find(reinterpret_cast<full*>(n), b);
     default: return nullptr;
-  }
-}
-
-inline uint64_t core::inner_size(uint8_t k) {
-  switch (static_cast<kind>(k)) {
-    case kind::sparse: return sizeof(sparse);
-    case kind::indirect: return sizeof(indirect);
-    case kind::full: return sizeof(full);
-    default: return 0;
   }
 }
 
@@ -239,7 +256,7 @@ int core::grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& 
     return true;
   });
   if (!placed) e[ne++] = {b, l};
-  uint64_t c = build(fb, e, ne, links, nl);
+  uint64_t c = build(fb, e, ne, links, nl);  // may add links
   replace(slot, raw, c, false);
   fb.commit();
   ln.unlock_obsolete();
@@ -248,6 +265,33 @@ int core::grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& 
   p_.retire(untag(raw));
   for (unsigned i = 0; i < nl; ++i) p_.retire(untag(links[i]));
   return 1;
+}
+
+template <class L>
+uint64_t core::new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n) {
+  using log_leaf_t = typename L::log_leaf_t;
+  unsigned cap = n <= L::k_small ? L::k_small : L::k_big;
+  bool logged = log_ && cap == L::k_big;
+  uint64_t size = logged ? sizeof(log_leaf_t) : L::size(cap);
+  uint64_t off = fb.alloc(size);
+  auto* h = p_.ptr<header>(off);
+  std::memset(static_cast<void*>(h), 0, logged ? offsetof(log_leaf_t, kv) : sizeof(header));
+  h->kind = uint8_t(kind::leaf);
+  h->count = uint8_t(n);
+  h->cap = uint8_t(cap);
+  h->depth = logged ? k_leaf_logged : 0;
+  std::memcpy(static_cast<void*>(L::pairs(h)), kv, n * sizeof(*kv));
+  // Durable before it is published (the fence is in replace()).
+  p_.flush(h, size);
+  return off;
+}
+
+template <class L, class Apply>
+unsigned core::view_of(header* h, typename L::pair_t* out, uint64_t ts, bool current, Apply&& apply) const {
+  unsigned n = h->count;
+  std::memcpy(static_cast<void*>(out), L::pairs(h), n * sizeof(*out));
+  if (!leaf_logged(h)) return n;
+  return apply_logs(reinterpret_cast<typename L::log_leaf_t*>(h)->log, out, n, ts, current, apply);
 }
 
 template <class E>

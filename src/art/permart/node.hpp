@@ -82,4 +82,25 @@ inline constexpr uint64_t child_max(uint64_t prefix, unsigned d, unsigned b) {
   return child_min(prefix, d, b) | ((d == 7) ? 0 : (~uint64_t{0} >> (8 * (d + 1))));
 }
 
+inline bool leaf_logged(const header* h) { return h->depth == k_leaf_logged; }
+
+// Applies one log entry (pair e, or the removal of e's key) to a sorted view
+// of n pairs, given the first position i whose key is >= e's and whether it
+// is e's key; returns the new n. Any pair type (both layouts).
+template <class P>
+inline unsigned apply_entry(P* kv, unsigned n, unsigned i, bool found, const P& e, bool del) {
+  if (del) {
+    if (!found) return n;
+    for (unsigned j = i; j + 1 < n; ++j) kv[j] = kv[j + 1];
+    return n - 1;
+  }
+  if (found) {
+    kv[i] = e;
+    return n;
+  }
+  for (unsigned j = n; j > i; --j) kv[j] = kv[j - 1];
+  kv[i] = e;
+  return n + 1;
+}
+
 }  // namespace pmindex::art::permart::detail

@@ -45,12 +45,17 @@
 // Recovery turns every version link into a null slot; tracing frees it.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
 #include "pmindex/index.hpp"
 
 namespace pmindex::art::permart {
+
+// Limits of the keys=bytes layout (the entry's max_key and max_value).
+inline constexpr size_t k_max_key = 4096;
+inline constexpr size_t k_max_value = size_t{1} << 20;
 
 // Deliberately broken variants (crash checker, snapshot checker), in the
 // order of the entry's mutant list (entry.cpp); test builds only.
@@ -60,6 +65,7 @@ enum class mutant : unsigned {
   flush_without_fence,   // an operation returns with its slot flushed, not fenced
   free_before_durable,   // the replaced node is freed before the swing is durable
   scan_not_atomic,       // scans read current versions, not their snapshot's
+  block_unflushed,       // keys=bytes: a key or value block is published without its flush
 };
 
 }  // namespace pmindex::art::permart

@@ -7,13 +7,9 @@
 namespace pmindex::art::permart::detail {
 
 unsigned tree::leaf_view(header* h, pair* out, uint64_t ts, bool current) const {
-  unsigned n = h->count;
-  std::memcpy(static_cast<void*>(out), leaf_pairs(h), n * sizeof(pair));
-  if (!leaf_logged(h)) return n;
-  return apply_logs(reinterpret_cast<log_leaf*>(h)->log, out, n, ts, current,
-                    [](pair* kv, unsigned cnt, const log_entry& e, bool del) {
-                      return apply_log(kv, cnt, e.key, e.value, del);
-                    });
+  return view_of<u64_leaves>(h, out, ts, current, [](pair* kv, unsigned n, const log_entry& e, bool del) {
+    return apply_log(kv, n, e.key, e.value, del);
+  });
 }
 
 std::optional<uint64_t> tree::lookup(uint64_t key) {

@@ -57,7 +57,7 @@ int tree::try_write(op o, uint64_t key, uint64_t value) {
             pair kv{key, value};
             return new_leaf(fb, &kv, 1);
           },
-          [&](fresh_blocks& fb, const entry* e, unsigned ne, uint64_t*, unsigned) {
+          [&](fresh_blocks& fb, const entry* e, unsigned ne, uint64_t*, unsigned&) {
             return new_inner(fb, d, n->prefix, e, ne);
           });
     }
@@ -143,55 +143,13 @@ void tree::append_log(log_leaf* l, unsigned j, uint64_t key, uint64_t value, boo
   commit_log(e, k_log_valid | (del ? k_log_delete : 0));
 }
 
-uint64_t tree::new_leaf(fresh_blocks& fb, const pair* kv, unsigned n) {
-  unsigned cap = leaf_cap_for(n);
-  bool logged = log_ && cap == k_big_leaf;
-  uint64_t size = logged ? sizeof(log_leaf) : leaf_size(cap);
-  uint64_t off = fb.alloc(size);
-  auto* h = p_.ptr<header>(off);
-  std::memset(static_cast<void*>(h), 0, logged ? 96 : sizeof(header));
-  h->kind = uint8_t(kind::leaf);
-  h->count = uint8_t(n);
-  h->cap = uint8_t(cap);
-  h->depth = logged ? k_leaf_logged : 0;
-  std::memcpy(static_cast<void*>(leaf_pairs(h)), kv, n * sizeof(pair));
-  // Durable before it is published (the fence is in replace()).
-  p_.flush(h, size);
-  return off;
-}
+uint64_t tree::new_leaf(fresh_blocks& fb, const pair* kv, unsigned n) { return new_leaf_of<u64_leaves>(fb, kv, n); }
 
 uint64_t tree::new_inner(fresh_blocks& fb, unsigned depth, uint64_t prefix, const entry* e, unsigned n) {
   header h{};
   h.depth = uint8_t(depth);
   h.prefix = prefix & prefix_mask(depth);
-  uint64_t off;
-  if (n <= k_sparse_cap) {
-    off = fb.alloc(sizeof(sparse));
-    auto* s = p_.ptr<sparse>(off);
-    std::memset(static_cast<void*>(s), 0, sizeof(sparse));
-    h.kind = uint8_t(kind::sparse);
-    h.count = uint8_t(n);
-    s->h = h;
-    for (unsigned i = 0; i < n; ++i) s->keys[i] = uint8_t(e[i].byte), s->slots[i] = e[i].value;
-  } else if (n <= k_indirect_cap) {
-    off = fb.alloc(sizeof(indirect));
-    auto* s = p_.ptr<indirect>(off);
-    std::memset(static_cast<void*>(s), 0, sizeof(indirect));
-    h.kind = uint8_t(kind::indirect);
-    h.count = uint8_t(n);
-    s->h = h;
-    for (unsigned i = 0; i < n; ++i) {
-      s->bits[e[i].byte >> 6] |= uint64_t{1} << (e[i].byte & 63);
-      s->slots[i] = e[i].value;
-    }
-  } else {
-    off = fb.alloc(sizeof(full));
-    auto* s = p_.ptr<full>(off);
-    std::memset(static_cast<void*>(s), 0, sizeof(full));
-    h.kind = uint8_t(kind::full);
-    s->h = h;
-    for (unsigned i = 0; i < n; ++i) s->slots[e[i].byte] = e[i].value;
-  }
+  uint64_t off = build_inner(fb, h, e, n, 0);
   p_.flush(p_.ptr<void>(off), block_size(p_.ptr<header>(off)));
   return off;
 }
