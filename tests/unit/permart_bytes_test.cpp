@@ -16,42 +16,15 @@
 
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "permart_params.hpp"
 #include "test_seed.hpp"
 
 namespace pmindex {
 namespace {
 
 using test::long_run;
-size_t scaled(size_t n) { return long_run() ? n * 20 : n; }
+using namespace test::permart;
 constexpr size_t k_longest = 4096;  // the entry's max_key
-
-struct param {
-  std::string index;
-  pm::mode mode;
-};
-
-std::string pname(const testing::TestParamInfo<param>& p) {
-  std::string s = p.param.index + "_" + std::string(pm::to_string(p.param.mode));
-  for (auto& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return s;
-}
-
-// Both indexes in dram, persist and eadr, filtered for the suites whose
-// tests apply to some of them only.
-std::vector<param> params(bool (*keep)(const param&) = nullptr) {
-  std::vector<param> v;
-  for (const char* n : {"permart", "permart-2log"})
-    for (auto m : {pm::mode::dram, pm::mode::persist, pm::mode::eadr})
-      if (!keep || keep({n, m})) v.push_back({n, m});
-  return v;
-}
-
-double stat(index& idx, const std::string& name) {
-  for (auto& [k, v] : idx.stats().extra)
-    if (k == name) return v;
-  return -1;
-}
 
 // A printable form of a key for failure messages.
 std::string show(std::string_view s) {

@@ -47,6 +47,13 @@ class bytes_tree final : public bytes_index, protected core {
     return f(-1, &btail(n)->end) && each_child(n, [&](unsigned b, uint64_t* s) { return f(int(b), s); });
   }
 
+  static constexpr auto all_slots = [](header* h, auto&& f) {  // f(slot) for each slot (core's walks)
+    each_slot(h, [&](int, uint64_t* s) {
+      f(s);
+      return true;
+    });
+  };
+
   // --- leaves (bytes_read.cpp): as tree::leaf_view, for byte pairs
   unsigned leaf_view(header* h, bpair* out, uint64_t ts, bool current) const;
 

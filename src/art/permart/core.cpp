@@ -165,9 +165,34 @@ header* core::recover_node(uint64_t* slot) {
   return h;
 }
 
-void core::trace_root(pm::pool::trace_sink& sink) {
-  sink.add(p_.off(root_), sizeof(root));
-  if (root_->spare) sink.add(root_->spare, k_link_size);
+std::string core::check_word(uint64_t* slot, header*& node) const {
+  node = nullptr;
+  uint64_t v = load_acq(slot);
+  if (v & k_unpersisted) return "slot with UNPERSISTED bit";
+  if (!v) return {};
+  if (!p_.is_allocated(untag(v))) return "slot points to a free block " + std::to_string(untag(v));
+  if (is_link(v)) return load_acq(&hdr(v)->stamp) == sync::k_stamp_tbd ? "unsettled link" : "";
+  header* h = hdr(v);
+  if (h->stamp == sync::k_stamp_tbd) return "unsettled stamp";
+  if (h->lock & 1) return "lock held";
+  if (h->kind < uint8_t(kind::leaf) || h->kind > uint8_t(kind::full)) return "unknown node kind";
+  node = h;
+  return {};
+}
+
+std::string core::check_inner_shape(header* h) {
+  if (h->kind == uint8_t(kind::sparse)) {
+    auto* s = reinterpret_cast<sparse*>(h);
+    if (h->count == 0 || h->count > k_sparse_cap) return "bad sparse count";
+    for (unsigned i = 1; i < h->count; ++i)
+      if (s->keys[i - 1] >= s->keys[i]) return "sparse keys not sorted";
+  } else if (h->kind == uint8_t(kind::indirect)) {
+    auto* s = reinterpret_cast<indirect*>(h);
+    unsigned c = 0;
+    for (auto w : s->bits) c += __builtin_popcountll(w);
+    if (c != h->count || c > k_indirect_cap) return "indirect count disagrees with its bitmap";
+  }
+  return {};
 }
 
 }  // namespace pmindex::art::permart::detail

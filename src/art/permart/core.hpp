@@ -156,7 +156,34 @@ class core {
   // Keeps the durable (VALID) entries, bit cleared, and drops the rest.
   template <class E>
   void recover_log(E (&log)[2]);
-  void trace_root(pm::pool::trace_sink& sink);
+  // Every block reachable from the root for tracing: the root and its
+  // spare link, each node (size(h) bytes), version links, and what
+  // leaf(h) adds; slots(h, f) calls f(slot) for each slot of an inner node.
+  template <class Size, class Slots, class Leaf>
+  void trace_tree(pm::pool::trace_sink& sink, Size&& size, Slots&& slots, Leaf&& leaf);
+  // A leaf of layout L whose capacity and count a recovery can trust.
+  template <class L>
+  static bool leaf_sane(const header* h) {
+    return (h->cap == L::k_small || h->cap == L::k_big) && h->count != 0 && h->count <= h->cap &&
+           (!leaf_logged(h) || h->cap == L::k_big);
+  }
+
+  // --- check() and stats() (quiescent tree)
+  // The root (magic, lock), then walk() -> the first violation ("": none).
+  template <class Walk>
+  check_result check_root(uint64_t magic, Walk&& walk);
+  // The slot word: untagged, allocated, settled, unlocked; `node` is set to
+  // the node to check further (null for an empty slot or a link).
+  std::string check_word(uint64_t* slot, header*& node) const;
+  // A leaf's capacity for its count, its log entries well formed.
+  template <class L>
+  std::string check_leaf_shape(header* h) const;
+  static std::string check_inner_shape(header* h);  // sparse keys sorted, indirect count
+  // Figures of the current tree: node kinds, version links, log entries,
+  // and records(leaf) summed over the leaves; slots(node, f) calls f(slot)
+  // for each slot of an inner node.
+  template <class L, class Slots, class Records>
+  index_stats stats_of(Slots&& slots, Records&& records, size_t dram_self);
 
   pm::pool& p_;
   root* root_ = nullptr;
@@ -318,6 +345,83 @@ unsigned core::apply_logs(E (&log)[2], P* out, unsigned n, uint64_t ts, bool cur
     n = apply(out, n, e, (m & k_log_delete) != 0);
   }
   return n;
+}
+
+template <class Size, class Slots, class Leaf>
+void core::trace_tree(pm::pool::trace_sink& sink, Size&& size, Slots&& slots, Leaf&& leaf) {
+  sink.add(p_.off(root_), sizeof(root));
+  if (root_->spare) sink.add(root_->spare, k_link_size);
+  auto walk = [&](auto&& self, uint64_t v) -> void {
+    if (!v) return;
+    if (is_link(v)) {
+      sink.add(untag(v), k_link_size);
+      return;
+    }
+    header* h = hdr(v);
+    sink.add(untag(v), size(h));
+    if (h->kind == uint8_t(kind::leaf)) return leaf(h);
+    slots(h, [&](uint64_t* s) { self(self, load_acq(s) & ~k_unpersisted); });
+  };
+  walk(walk, load_acq(&root_->slot) & ~k_unpersisted);
+}
+
+template <class Walk>
+check_result core::check_root(uint64_t magic, Walk&& walk) {
+  auto g = p_.pin();
+  if (root_->magic != magic) return check_result::fail("root magic");
+  if (root_->h.lock & 1) return check_result::fail("root lock held");
+  std::string e = walk();
+  if (!e.empty()) return check_result::fail("permart: " + e);
+  return {};
+}
+
+template <class L>
+std::string core::check_leaf_shape(header* h) const {
+  const unsigned cap_for = h->count <= L::k_small ? L::k_small : L::k_big;
+  if (!leaf_sane<L>(h) || cap_for != h->cap || (leaf_logged(h) && !log_)) return "bad leaf count/capacity";
+  if (!leaf_logged(h)) return {};
+  auto& log = reinterpret_cast<typename L::log_leaf_t*>(h)->log;
+  for (unsigned j = 0; j < 2; ++j) {
+    uint64_t m = log[j].meta;
+    if (m & ~(k_log_valid | k_log_delete)) return "log entry with UNPERSISTED or unknown bits";
+    if (m && !(m & k_log_valid)) return "log entry with bits but not VALID";
+    if (j == 1 && m && !log[0].meta) return "log entry 1 used before entry 0";
+    if (m && log[j].stamp == sync::k_stamp_tbd) return "unsettled log entry";
+  }
+  return {};
+}
+
+template <class L, class Slots, class Records>
+index_stats core::stats_of(Slots&& slots, Records&& records, size_t dram_self) {
+  uint64_t counts[6] = {}, recs = 0, log_entries = 0, links = 0;
+  auto g = p_.pin();
+  auto walk = [&](auto&& self, uint64_t v) -> void {
+    links += is_link(v);
+    if (!v || is_link(v)) return;
+    header* h = hdr(v);
+    ++counts[h->kind];
+    if (h->kind == uint8_t(kind::leaf)) {
+      recs += records(h);
+      if (leaf_logged(h))
+        for (auto& e : reinterpret_cast<typename L::log_leaf_t*>(h)->log) log_entries += (e.meta & k_log_valid) ? 1 : 0;
+      return;
+    }
+    slots(h, [&](uint64_t* c) { self(self, load_current(c)); });
+  };
+  walk(walk, load_current(&root_->slot));
+  index_stats s;
+  s.records = recs;
+  auto u = p_.usage();
+  s.pm_bytes_used = u.used_bytes;
+  s.pm_bytes_reserved = u.reserved_bytes;
+  s.dram_bytes = u.dram_bytes + dram_self;
+  s.extra = {{"leaves", double(counts[uint8_t(kind::leaf)])},
+             {"sparse_nodes", double(counts[uint8_t(kind::sparse)])},
+             {"indirect_nodes", double(counts[uint8_t(kind::indirect)])},
+             {"full_nodes", double(counts[uint8_t(kind::full)])},
+             {"version_links", double(links)}};  // blocks, dropped by recovery
+  if (log_) s.extra.push_back({"log_entries", double(log_entries)});
+  return s;
 }
 
 template <class E>

@@ -33,6 +33,13 @@ class tree final : public u64_index, protected core {
   static uint64_t block_size(const header* h) {
     return h->kind == uint8_t(kind::leaf) ? leaf_block_size(h) : inner_size(h->kind);
   }
+  // f(slot) for each slot of an inner node (core's walks).
+  static constexpr auto child_slots = [](header* h, auto&& f) {
+    each_child(h, [&](unsigned, uint64_t* s) {
+      f(s);
+      return true;
+    });
+  };
 
   // --- leaves (read.cpp): the pairs of a leaf with its log entries applied,
   // all settled ones (current) or those stamped <= ts; sorted, <= k_max_view.
