@@ -275,10 +275,16 @@ TEST_P(PermArtBytes, ValueSizesAndLimits) {
   expect_err(errc::key_too_long, [&] { idx->update(too_long, "x"); });
   expect_err(errc::key_too_long, [&] { idx->remove(too_long); });
   expect_err(errc::key_too_long, [&] { idx->lookup(too_long, nullptr); });
-  expect_err(errc::key_too_long, [&] { idx->scan(too_long, 1, rb); });
   expect_err(errc::value_too_long, [&] { idx->insert("new", mib + "x"); });
   expect_err(errc::value_too_long, [&] { idx->update("key0", mib + "x"); });
   ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "after the errors"));
+  // A bound is not a key: a scan from one byte past the longest key starts
+  // after it (at "M..."), a range up to it ends with it.
+  ASSERT_EQ(idx->scan(too_long, 1, rb), 1u);
+  EXPECT_EQ(rb.key(0), ref_.upper_bound(too_long)->first);
+  rb.clear();
+  ASSERT_EQ(idx->range(longest, too_long, rb), 1u);
+  EXPECT_EQ(rb.key(0), longest);
   // The u64 calls see 8-byte keys and values.
   ASSERT_TRUE(idx->insert(uint64_t{0x4142434445464748}, 7));
   ref_["ABCDEFGH"] = std::string(value_bytes(7));

@@ -111,7 +111,10 @@ int bytes_tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, c
     }
   }
   unsigned n = apply_entry(cur, cnt, i, found, kv, del);
-  uint64_t neu = n == 0 ? new_link(fb) : n <= k_bbig_leaf ? new_leaf(fb, cur, n) : split(fb, cur, n);
+  uint64_t neu = n == 0  ? new_link(fb)
+                 : del    ? removal_leaf<bytes_leaves>(fb, cur, n)
+                 : n <= k_bbig_leaf ? new_leaf(fb, cur, n)
+                                    : split(fb, cur, n);
   replace(slot, raw, neu, true);
   fb.commit();
   retire_dropped(lh, cur, n);

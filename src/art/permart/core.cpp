@@ -89,14 +89,18 @@ uint64_t core::build_inner(fresh_blocks& fb, header h, const entry* e, unsigned 
 uint64_t core::new_link(fresh_blocks& fb) {
   // Volatile by nature: recovery resets a link without reading it, so its
   // contents are never flushed.
-  if (uint64_t off = fb.try_alloc(k_link_size)) return off | k_link;
+  if (uint64_t off = fb.try_alloc(k_link_size, false)) return off | k_link;
   // Pool full: take the root's spare (the caller holds a lock, but two
   // removers may hold different ones: claim it atomically). Its slot in the
   // root is cleared durably first, so no crash leaves it referenced twice.
+  // Then a remove's reserve.
   uint64_t spare = __atomic_exchange_n(&root_->spare, 0, __ATOMIC_ACQ_REL);
-  if (!spare) throw error(errc::pool_full, "pool " + p_.path() + " is full (no block for a version link)");
-  p_.persist(&root_->spare, 8);
-  return spare | k_link;
+  if (spare) {
+    p_.persist(&root_->spare, 8);
+    return spare | k_link;
+  }
+  if (uint64_t off = fb.try_alloc(k_link_size, true)) return off | k_link;
+  throw error(errc::pool_full, "pool " + p_.path() + " is full (no block for a version link)");
 }
 
 void core::refill_spare() {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "art/permart/full.hpp"
 #include "art/permart/indirect.hpp"
@@ -46,15 +47,18 @@ class fresh_blocks {
     offs_[n_++] = o;
     return o;
   }
-  uint64_t try_alloc(size_t size) {  // 0 if the pool (and, for a remove, its reserve) is full
+  // 0 if the pool is full (with reserve_ok, a remove's: and its reserve).
+  uint64_t try_alloc(size_t size, bool reserve_ok) {
     uint64_t o = p_.alloc(size);
-    if (!o && reserve_) try {
+    if (!o && reserve_ok && reserve_) try {
         o = p_.alloc_reserve_or_throw(size);
       } catch (const error&) {
       }
     if (o) offs_[n_++] = o;
     return o;
   }
+  // Whether alloc() may take the reserve; returns the previous setting.
+  bool use_reserve(bool r) { return std::exchange(reserve_, r); }
   void commit() { n_ = 0; }
 
  private:
@@ -125,8 +129,15 @@ class core {
   int grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& leaf, Build&& build);
   // A new leaf of layout L (leaf.hpp, bytes_node.hpp) holding kv[0, n),
   // flushed (the publisher fences): small or big, a log leaf when 2-Log.
+  // `pressed`: a plain big leaf whatever n (see removal_leaf).
   template <class L>
-  uint64_t new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n);
+  uint64_t new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n, bool pressed = false);
+  // A remove's copy of a leaf (n >= 1 pairs): of its own size while the
+  // pool has room; else a plain big leaf, from the reserve if need be. All
+  // removes on a full pool then take blocks of one size, which the leaves
+  // they replace give back (the reserve is one chunk: one size class).
+  template <class L>
+  uint64_t removal_leaf(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n);
   // A new inner node of the smallest kind for n children, with header h
   // (depth, prefix) and `extra` bytes after the kind's struct, not flushed.
   uint64_t build_inner(fresh_blocks& fb, header h, const entry* e, unsigned n, uint64_t extra);
@@ -295,10 +306,10 @@ int core::grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& 
 }
 
 template <class L>
-uint64_t core::new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n) {
+uint64_t core::new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n, bool pressed) {
   using log_leaf_t = typename L::log_leaf_t;
-  unsigned cap = n <= L::k_small ? L::k_small : L::k_big;
-  bool logged = log_ && cap == L::k_big;
+  unsigned cap = n <= L::k_small && !pressed ? L::k_small : L::k_big;
+  bool logged = log_ && cap == L::k_big && !pressed;
   uint64_t size = logged ? sizeof(log_leaf_t) : L::size(cap);
   uint64_t off = fb.alloc(size);
   auto* h = p_.ptr<header>(off);
@@ -311,6 +322,20 @@ uint64_t core::new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsig
   // Durable before it is published (the fence is in replace()).
   p_.flush(h, size);
   return off;
+}
+
+template <class L>
+uint64_t core::removal_leaf(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n) {
+  bool reserve = fb.use_reserve(false);
+  try {
+    uint64_t off = new_leaf_of<L>(fb, kv, n);
+    fb.use_reserve(reserve);
+    return off;
+  } catch (const error& e) {
+    fb.use_reserve(reserve);
+    if (e.code() != errc::pool_full) throw;
+  }
+  return new_leaf_of<L>(fb, kv, n, true);
 }
 
 template <class L, class Apply>
@@ -377,8 +402,11 @@ check_result core::check_root(uint64_t magic, Walk&& walk) {
 
 template <class L>
 std::string core::check_leaf_shape(header* h) const {
+  // The smallest capacity that fits, or a plain big leaf (removal_leaf).
   const unsigned cap_for = h->count <= L::k_small ? L::k_small : L::k_big;
-  if (!leaf_sane<L>(h) || cap_for != h->cap || (leaf_logged(h) && !log_)) return "bad leaf count/capacity";
+  const bool pressed = h->cap == L::k_big && !leaf_logged(h);
+  if (!leaf_sane<L>(h) || (cap_for != h->cap && !pressed) || (leaf_logged(h) && !log_))
+    return "bad leaf count/capacity";
   if (!leaf_logged(h)) return {};
   auto& log = reinterpret_cast<typename L::log_leaf_t*>(h)->log;
   for (unsigned j = 0; j < 2; ++j) {

@@ -101,7 +101,7 @@ int tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, uint64_
       neu = new_link(fb);  // the slot becomes null, with its own version
     } else {
       std::copy(cur + i + 1, cur + cnt, cur + i);
-      neu = new_leaf(fb, cur, cnt - 1);
+      neu = removal_leaf<u64_leaves>(fb, cur, cnt - 1);
     }
   } else if (found) {
     cur[i].value = value;
