@@ -99,11 +99,14 @@ int bytes_tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, c
   if (found && !del) set_value(fb, kv, value);
   if (leaf_logged(lh)) {
     // 2-Log: append in place when an entry is free and the result still
-    // fits a leaf; its blocks are flushed, the entry's fence covers them.
+    // fits a leaf. Recovery keeps an entry whose meta reached the pool, even
+    // with its UNPERSISTED bit: the kv blocks it names must be durable
+    // before meta is stored (a fence of their own, when there are any).
     auto* ll = reinterpret_cast<blog_leaf*>(lh);
     unsigned j = (ll->log[0].meta & k_log_valid) ? ((ll->log[1].meta & k_log_valid) ? 2 : 1) : 0;
     bool fits = del ? cnt > 1 : (found || cnt < k_bbig_leaf);
     if (j < 2 && fits) {
+      if (fb.any() && !mut_.on(mutant::publish_before_flush)) p_.fence();
       ll->log[j].kv = kv;
       commit_log(&ll->log[j], k_log_valid | (del ? k_log_delete : 0));
       fb.commit();

@@ -60,6 +60,7 @@ class fresh_blocks {
   // Whether alloc() may take the reserve; returns the previous setting.
   bool use_reserve(bool r) { return std::exchange(reserve_, r); }
   void commit() { n_ = 0; }
+  bool any() const { return n_ != 0; }
 
  private:
   pm::pool& p_;
