@@ -314,6 +314,28 @@ TEST_P(PermArtBytes, DeepPrefixes) {
   ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "split deep"));
 }
 
+// The deepest tree: keys "", "a", "aa", ... up to the longest key, each a
+// proper prefix of the next: one inner node per length (the shorter key in
+// its end slot). Walks, scans and recovery go 4096 levels down.
+TEST_P(PermArtBytesReopen, LongestPrefixChain) {
+  {
+    auto idx = open_idx(512 << 20);
+    for (size_t n = 0; n <= k_longest; ++n) ASSERT_NO_FATAL_FAILURE(put(*idx, std::string(n, 'a'), std::to_string(n)));
+    ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "chain"));
+    EXPECT_GE(stat(*idx, "sparse_nodes"), double(k_longest - 8));
+    record_buffer rb;
+    ASSERT_EQ(idx->scan(std::string(2000, 'a') + '\0', 3, rb), 3u);
+    EXPECT_EQ(rb.key(0), std::string(2001, 'a'));
+    for (size_t n = 0; n <= k_longest; n += 97) {
+      ASSERT_TRUE(idx->remove(std::string(n, 'a')));
+      ref_.erase(std::string(n, 'a'));
+    }
+    idx->abandon();
+  }
+  auto idx = open_idx(512 << 20);
+  ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "chain recovered"));
+}
+
 TEST_P(PermArtBytesReopen, ReopenCleanAndDirtyLeaksNothing) {
   {
     auto idx = open_idx();

@@ -61,7 +61,8 @@
 // PermART (2-Log), registered as `permart-2log`: big leaves carry two log
 // entries (u64: 32 bytes, leaf.hpp; bytes: one line each, bytes_node.hpp).
 // An insert/update/remove that keeps the leaf within its capacity appends
-// an entry in place: 1 fence, 1 line (+ its new kv blocks). The third
+// an entry in place: 1 fence, 1 line (keys=bytes: its new kv blocks, if any,
+// take their lines and 1 more fence before the entry's meta). The third
 // copies the leaf with both entries and itself applied (reconciliation; a
 // split if it no longer fits). Snapshots apply only the entries stamped at or
 // below theirs. A logged removal names its key's block, so blocks a log
