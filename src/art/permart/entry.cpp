@@ -1,5 +1,6 @@
 // Registry entries of `permart` and `permart-2log` (see permart.hpp).
 #include "art/permart/permart.hpp"
+#include "art/permart/bytes_tree.hpp"
 #include "art/permart/tree.hpp"
 
 namespace pmindex::art::permart {
@@ -14,7 +15,9 @@ index_entry make_entry(bool log) {
   e.paper = "ART That Lasts (SIGMOD'26)";
   e.concurrent = true;
   e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
-  e.key_kinds = {key_kind::u64};
+  e.key_kinds = {key_kind::u64, key_kind::bytes};
+  e.max_key = k_max_key;
+  e.max_value = k_max_value;
   e.scan_guarantee = "atomic snapshot (linearizable range queries over versioned pointers)";
   // In the order of enum class mutant (permart.hpp).
   const std::string crash = "--images 600 --ops 300 --seed 5 --max-violations 1";
@@ -27,6 +30,8 @@ index_entry make_entry(bool log) {
        "a completed operation was lost"},
       {"scan_not_atomic", "scans read current versions, not their snapshot's", "stress",
        "--threads 1 --seconds 3 --mode dram --check snapshot", "matches no state between ops"},
+      {"block_unflushed", "keys=bytes: a key or value block is published without its flush", "crashtest",
+       crash + " --dataset u64-bytes --value-size 100", "damaged (key|value) block|never written|never inserted"},
   };
   // Range queries are atomic snapshots under concurrent writes.
   e.tests = test_profile{};
@@ -36,6 +41,7 @@ index_entry make_entry(bool log) {
       {"snapshot_long", "stress --index " + e.name + " --threads 4 --seconds 60 --check snapshot,range", "", "", true},
   };
   e.factory = [log](pm::pool& p, open_kind k, const index_config& c) -> std::unique_ptr<index> {
+    if (c.keys() == key_kind::bytes) return std::make_unique<detail::bytes_tree>(p, k, c, log);
     return std::make_unique<detail::tree>(p, k, c, log);
   };
   return e;

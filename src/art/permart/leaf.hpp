@@ -35,18 +35,24 @@ struct log_leaf {      // 320 bytes
 // clang-format on
 static_assert(sizeof(log_leaf) == 320);
 
-inline constexpr uint64_t k_log_valid = 1, k_log_delete = 2, k_log_unpersisted = 4;
-inline constexpr uint8_t k_leaf_logged = 1;  // in header.depth of a leaf
 inline constexpr unsigned k_small_leaf = 2;
 inline constexpr unsigned k_big_leaf = 14;
 inline constexpr unsigned k_max_view = k_big_leaf + 2;  // base pairs + 2 log inserts
 inline constexpr uint64_t leaf_size(unsigned cap) { return 32 + 16 * uint64_t{cap}; }
 inline constexpr unsigned leaf_cap_for(unsigned n) { return n <= k_small_leaf ? k_small_leaf : k_big_leaf; }
-inline bool leaf_logged(const header* h) { return h->depth == k_leaf_logged; }
 inline uint64_t leaf_block_size(const header* h) { return leaf_logged(h) ? sizeof(log_leaf) : leaf_size(h->cap); }
 inline pair* leaf_pairs(header* h) {
   return leaf_logged(h) ? reinterpret_cast<log_leaf*>(h)->kv : reinterpret_cast<leaf*>(h)->kv;
 }
+
+// The layout as core's leaf templates see it.
+struct u64_leaves {
+  using pair_t = pair;
+  using log_leaf_t = log_leaf;
+  static constexpr unsigned k_small = k_small_leaf, k_big = k_big_leaf;
+  static uint64_t size(unsigned cap) { return leaf_size(cap); }
+  static pair* pairs(header* h) { return leaf_pairs(h); }
+};
 
 // Index of the first pair with key >= k (n if none).
 inline unsigned lower_bound(const pair* kv, unsigned n, uint64_t k) {
@@ -59,19 +65,7 @@ inline unsigned leaf_lower_bound(const leaf* l, uint64_t k) { return lower_bound
 // Applies one log entry to a sorted view of n pairs; returns the new n.
 inline unsigned apply_log(pair* kv, unsigned n, uint64_t key, uint64_t value, bool del) {
   unsigned i = lower_bound(kv, n, key);
-  bool found = i < n && kv[i].key == key;
-  if (del) {
-    if (!found) return n;
-    for (unsigned j = i; j + 1 < n; ++j) kv[j] = kv[j + 1];
-    return n - 1;
-  }
-  if (found) {
-    kv[i].value = value;
-    return n;
-  }
-  for (unsigned j = n; j > i; --j) kv[j] = kv[j - 1];
-  kv[i] = {key, value};
-  return n + 1;
+  return apply_entry(kv, n, i, i < n && kv[i].key == key, pair{key, value}, del);
 }
 
 }  // namespace pmindex::art::permart::detail

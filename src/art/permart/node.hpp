@@ -24,6 +24,11 @@ inline constexpr uint64_t k_tag_mask = 15;
 inline constexpr uint64_t k_root_magic = 0x5452414d5245502dull;  // "-PERMART"
 inline constexpr uint64_t k_run_shift = 40;  // stamps: run << 40 | counter
 
+// 2-Log entries: meta bits (the word that commits an entry), and the mark
+// of a leaf that carries entries (in its header.depth).
+inline constexpr uint64_t k_log_valid = 1, k_log_delete = 2, k_log_unpersisted = 4;
+inline constexpr uint8_t k_leaf_logged = 1;
+
 inline constexpr uint64_t untag(uint64_t v) { return v & ~k_tag_mask; }
 inline constexpr bool is_link(uint64_t v) { return v & k_link; }
 
@@ -75,6 +80,27 @@ inline constexpr uint64_t child_min(uint64_t prefix, unsigned d, unsigned b) {
 }
 inline constexpr uint64_t child_max(uint64_t prefix, unsigned d, unsigned b) {
   return child_min(prefix, d, b) | ((d == 7) ? 0 : (~uint64_t{0} >> (8 * (d + 1))));
+}
+
+inline bool leaf_logged(const header* h) { return h->depth == k_leaf_logged; }
+
+// Applies one log entry (pair e, or the removal of e's key) to a sorted view
+// of n pairs, given the first position i whose key is >= e's and whether it
+// is e's key; returns the new n. Any pair type (both layouts).
+template <class P>
+inline unsigned apply_entry(P* kv, unsigned n, unsigned i, bool found, const P& e, bool del) {
+  if (del) {
+    if (!found) return n;
+    for (unsigned j = i; j + 1 < n; ++j) kv[j] = kv[j + 1];
+    return n - 1;
+  }
+  if (found) {
+    kv[i] = e;
+    return n;
+  }
+  for (unsigned j = n; j > i; --j) kv[j] = kv[j - 1];
+  kv[i] = e;
+  return n + 1;
 }
 
 }  // namespace pmindex::art::permart::detail

@@ -1,56 +1,93 @@
 // PermART: a persistent multiversion adaptive radix tree with linearizable
 // range queries ("ART That Lasts", SIGMOD'26), registered as `permart`.
 //
-// What it is: an ART over 8-byte keys (big-endian bytes), path compressed
-// (each inner node stores its full key prefix and the byte it discriminates),
-// with multi-pair leaves (small: 2 pairs, big: 14) and three inner kinds:
-// sparse (<= 17 children), indirect (<= 64, bitmap + rank) and full (256).
-// Synchronisation is ROWEX: readers take no locks; a writer locks the parent
-// of what it changes (and the grandparent when a node must be copied to add a
-// key byte), builds a new node, and swings one 8-byte slot.
+// What it is: an ART over byte keys, path compressed (each inner node stores
+// its full key prefix and the byte it discriminates), with multi-pair leaves
+// and three inner kinds: sparse (<= 17 children), indirect (<= 64, bitmap +
+// rank) and full (256). Synchronisation is ROWEX: readers take no locks; a
+// writer locks the parent of what it changes (and the grandparent when a
+// node must be copied to add a key byte), builds a new node, and swings one
+// 8-byte slot. Two layouts, chosen at creation (`keys=`):
+//   keys=u64 (default; tree.hpp): 8-byte keys (big-endian) and values;
+//     leaves of 16-byte pairs (small: 2 pairs, big: 14, leaf.hpp); an inner
+//     node's prefix and depth fit its header.
+//   keys=bytes (bytes_tree.hpp): keys of 0..4096 bytes, values of 0..1 MiB;
+//     leaves of 32-byte pairs (small: 3, big: 7, bytes_node.hpp). A pair
+//     holds a key of <= 16 bytes inline, else the offset of a key block and
+//     the key's hash (a lookup reads the block only on a hash match); a
+//     value of <= 8 bytes inline, else the offset of a value block (both kv
+//     blocks, common/kv_block.hpp, immutable). A byte inner node appends to
+//     its kind's struct an end slot, for the one key equal to its prefix (so
+//     a key may be a proper prefix of others), and its whole prefix (depth
+//     up to the longest key, in header.prefix).
 //
 // Guarantees:
 // - durable linearizability of insert/update/upsert/remove/lookup: a new node
-//   is flushed and fenced before it is published; its slot is stored with the
-//   UNPERSISTED bit, flushed, fenced, then the bit is cleared. Readers never
-//   follow a tagged slot (they wait), so nothing they see can be lost.
+//   (and a new kv block) is flushed and fenced before it is published; its
+//   slot is stored with the UNPERSISTED bit, flushed, fenced, then the bit
+//   is cleared. Readers never follow a tagged slot (they wait), so nothing
+//   they see can be lost.
 // - scan(from, count) and range(lo, hi) are atomic snapshots: each returns
 //   exactly the records present at one instant (its snapshot stamp) between
 //   its call and return, whatever writers do meanwhile (versioned pointers,
-//   see sync/versioned_ptr.hpp).
+//   see sync/versioned_ptr.hpp). Byte keys: the same slots, the same stamps.
 // - removes never leak: replaced nodes are retired through epochs after their
 //   unlink is durable; inner nodes are not shrunk when children go (an empty
 //   slot is reused, and empty keys are dropped when the node is next copied).
+//   A kv block belongs to the leaf that names it: a leaf copy shares the
+//   blocks of the pairs it keeps, and the blocks the replaced leaf named
+//   that the new one does not (a removed pair's, an updated pair's old
+//   value) are retired with it, after the swing is durable.
 // - recovery walks from the root, clears UNPERSISTED bits, turns version
 //   links into initial-stamp nulls, resets stamps, previous versions and
-//   locks; the pool's tracing rebuild then reclaims everything unreachable.
-//   No allocation.
+//   locks, and checks every offset, length and block it will follow
+//   (errc::corrupt otherwise); the pool's tracing rebuild then reclaims
+//   everything unreachable. No allocation.
+//
+// Commit words: every change commits by one 8-byte slot store (the root's
+// slot, an inner node's child slot or, keys=bytes, its end slot); 2-Log
+// entries commit by their meta word.
 //
 // Cost (persist mode): every insert/update/remove copies one leaf (or builds
 // a small subtree on a split) and pays 2 fences: one after flushing the new
-// node(s), one after flushing the slot. Lines flushed: the new leaf (1 or 4
-// lines) + the slot line (+ 1 unfenced flush of the slot after untagging).
+// node(s) and kv blocks, one after flushing the slot. Lines flushed: the new
+// leaf (u64: 1 or 4 lines; bytes: 2 or 4) + new kv blocks + the slot line (+
+// 1 unfenced flush of the slot after untagging). Measured, keys=bytes, 100k
+// random keys, per insert / update / remove (lines, fences, allocations):
+// 8-byte keys and values 5.6/4.4/3.0, 2, 1.2/1.0/1.5; 24-byte keys (a key
+// block) +1 line +1 allocation per insert; 100-byte values (a value block)
+// +2 lines +1 allocation per insert and update.
 //
-// PermART (2-Log), registered as `permart-2log`: big leaves (3..14 pairs)
-// carry two 32-byte log entries (detail/leaf.hpp). An insert/update/remove
-// that keeps the leaf within 1..14 pairs appends an entry in place: 1 fence,
-// 1 line. The third copies the leaf with both entries and itself applied
-// (reconciliation; a split if it no longer fits). Snapshots apply only the
-// entries stamped at or below theirs.
+// PermART (2-Log), registered as `permart-2log`: big leaves carry two log
+// entries (u64: 32 bytes, leaf.hpp; bytes: one line each, bytes_node.hpp).
+// An insert/update/remove that keeps the leaf within its capacity appends
+// an entry in place: 1 fence, 1 line (keys=bytes: its new kv blocks, if any,
+// take their lines and 1 more fence before the entry's meta). The third
+// copies the leaf with both entries and itself applied (reconciliation; a
+// split if it no longer fits). Snapshots apply only the entries stamped at or
+// below theirs. A logged removal names its key's block, so blocks a log
+// entry supersedes are retired at reconciliation, not at the append.
 //
-// Caveats: keys are 8 bytes only; removes copy too, so they need a block:
-// a remove takes it from the pool's reserve (one chunk `alloc` keeps back)
-// when the pool is otherwise full, after reclaiming this thread's retired
-// blocks, and the root keeps one spare version link for a remove to empty.
-// Recovery turns every version link into a null slot; tracing frees it.
+// Caveats: removes copy too, so they need a block: a remove takes it from
+// the pool's reserve (one chunk `alloc` keeps back) when the pool is
+// otherwise full, after reclaiming this thread's retired blocks, and the
+// root keeps one spare version link for a remove to empty. Recovery turns
+// every version link into a null slot; tracing frees it. keys=bytes: deep
+// key chains make deep trees (one node per distinct prefix length), and a
+// byte inner node repeats its whole prefix.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
 #include "pmindex/index.hpp"
 
 namespace pmindex::art::permart {
+
+// Limits of the keys=bytes layout (the entry's max_key and max_value).
+inline constexpr size_t k_max_key = 4096;
+inline constexpr size_t k_max_value = size_t{1} << 20;
 
 // Deliberately broken variants (crash checker, snapshot checker), in the
 // order of the entry's mutant list (entry.cpp); test builds only.
@@ -60,6 +97,7 @@ enum class mutant : unsigned {
   flush_without_fence,   // an operation returns with its slot flushed, not fenced
   free_before_durable,   // the replaced node is freed before the swing is durable
   scan_not_atomic,       // scans read current versions, not their snapshot's
+  block_unflushed,       // keys=bytes: a key or value block is published without its flush
 };
 
 }  // namespace pmindex::art::permart

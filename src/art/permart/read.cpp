@@ -6,41 +6,10 @@
 
 namespace pmindex::art::permart::detail {
 
-uint64_t tree::load_current(uint64_t* slot) const {
-  uint64_t v;
-  // A tagged slot may still be lost by a crash: wait for its writer.
-  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
-  if (v) sync::settle_stamp(&hdr(v)->stamp, clock_);
-  return v;
-}
-
-uint64_t tree::load_at(uint64_t* slot, uint64_t ts) const {
-  uint64_t v;
-  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
-  while (v) {
-    header* h = hdr(v);
-    if (sync::settle_stamp(&h->stamp, clock_) <= ts) return is_link(v) ? 0 : v;
-    v = load_acq(&h->prev);  // the slot's value before h was installed
-  }
-  return 0;
-}
-
 unsigned tree::leaf_view(header* h, pair* out, uint64_t ts, bool current) const {
-  unsigned n = h->count;
-  std::memcpy(static_cast<void*>(out), leaf_pairs(h), n * sizeof(pair));
-  if (!leaf_logged(h)) return n;
-  auto* l = reinterpret_cast<log_leaf*>(h);
-  for (auto& e : l->log) {
-    uint64_t m;
-    // An entry not yet durable may still be lost: wait for its writer.
-    for (unsigned spins = 0; (m = load_acq(&e.meta)) & k_log_unpersisted; ++spins)
-      sync::version_lock::backoff(spins);
-    if (!(m & k_log_valid)) break;  // entry 1 is used only after entry 0
-    uint64_t s = sync::settle_stamp(&e.stamp, clock_);
-    if (!current && s > ts) break;  // later than the snapshot (and so is entry 1)
-    n = apply_log(out, n, e.key, e.value, m & k_log_delete);
-  }
-  return n;
+  return view_of<u64_leaves>(h, out, ts, current, [](pair* kv, unsigned n, const log_entry& e, bool del) {
+    return apply_log(kv, n, e.key, e.value, del);
+  });
 }
 
 std::optional<uint64_t> tree::lookup(uint64_t key) {
@@ -86,8 +55,7 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
   return each_child(n, [&](unsigned b, uint64_t* s) {
     if (child_max(prefix, d, b) < lo) return true;
     if (child_min(prefix, d, b) > hi) return false;  // and every later child
-    uint64_t c = mut_.on(mutant::scan_not_atomic) ? load_current(s) : load_at(s, ts);
-    if (mut_.on(mutant::scan_not_atomic) && is_link(c)) c = 0;
+    uint64_t c = load_snap(s, ts);
     return !c || visit(c, lo, hi, ts, sink);
   });
 }
@@ -95,10 +63,8 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
 template <class Sink>
 void tree::snapshot(uint64_t lo, uint64_t hi, Sink& sink) {
   auto g = p_.pin();  // before the stamp: see versioned_ptr.hpp, reclamation
-  uint64_t ts = clock_.snapshot_stamp();
-  uint64_t v = mut_.on(mutant::scan_not_atomic) ? load_current(&root_->slot) : load_at(&root_->slot, ts);
-  if (mut_.on(mutant::scan_not_atomic) && is_link(v)) v = 0;
-  if (v) visit(v, lo, hi, ts, sink);
+  uint64_t ts;
+  if (uint64_t v = snapshot_root(ts)) visit(v, lo, hi, ts, sink);
 }
 
 size_t tree::scan(uint64_t from, size_t count, record* out) {

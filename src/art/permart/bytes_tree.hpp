@@ -1,0 +1,117 @@
+// PermART internals of the keys=bytes layout: the tree class behind the
+// `permart` entry when created with keys=bytes. See permart.hpp for the
+// design, bytes_node.hpp for the layout and core.hpp for what both layouts
+// share.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "art/permart/bytes_node.hpp"
+
+namespace pmindex::art::permart::detail {
+
+class bytes_tree final : public bytes_index, protected core {
+ public:
+  bytes_tree(pm::pool& p, open_kind k, const index_config& cfg, bool log);
+
+  using bytes_index::insert, bytes_index::update, bytes_index::upsert, bytes_index::remove, bytes_index::lookup,
+      bytes_index::scan, bytes_index::range;
+  bool insert(std::string_view key, std::string_view value) override { return write(op::insert, key, value); }
+  bool update(std::string_view key, std::string_view value) override { return write(op::update, key, value); }
+  bool upsert(std::string_view key, std::string_view value) override { return write(op::upsert, key, value); }
+  bool remove(std::string_view key) override { return write(op::remove, key, {}); }
+  bool lookup(std::string_view key, std::string* value) override;
+  size_t scan(std::string_view from, size_t count, record_buffer& out) override;
+  size_t range(std::string_view lo, std::string_view hi, record_buffer& out) override;
+
+  check_result check() override;
+  void trace(pm::pool::trace_sink& sink) override;
+  index_stats stats() override;
+
+ private:
+  enum class op { insert, update, upsert, remove };
+  // A scan's bounds: keys in [lo, hi] (no upper bound without has_hi).
+  struct bounds {
+    std::string_view lo, hi;
+    bool has_hi;
+  };
+
+  uint64_t block_size(const header* h) const {
+    return h->kind == uint8_t(kind::leaf) ? bleaf_block_size(h) : binner_size(h->kind, bdepth(h));
+  }
+  // Slots of an inner node in key order, the end slot first.
+  template <class F>
+  static bool each_slot(header* n, F&& f) {
+    return f(-1, &btail(n)->end) && each_child(n, [&](unsigned b, uint64_t* s) { return f(int(b), s); });
+  }
+
+  static constexpr auto all_slots = [](header* h, auto&& f) {  // f(slot) for each slot (core's walks)
+    each_slot(h, [&](int, uint64_t* s) {
+      f(s);
+      return true;
+    });
+  };
+
+  // --- leaves (bytes_read.cpp): as tree::leaf_view, for byte pairs
+  unsigned leaf_view(header* h, bpair* out, uint64_t ts, bool current) const;
+
+  // --- reads (bytes_read.cpp)
+  template <class Sink>
+  bool visit(uint64_t v, const bounds& b, bool lo_tight, bool hi_tight, uint64_t ts, Sink& sink) const;
+  template <class Sink>
+  bool visit_leaf(header* n, const bounds& b, bool lo_tight, bool hi_tight, uint64_t ts, Sink& sink) const;
+  template <class Sink>
+  void snapshot(const bounds& b, Sink& sink);
+
+  // --- writes (bytes_write.cpp)
+  bool write(op o, std::string_view key, std::string_view value);
+  int try_write(op o, const bkey& key, std::string_view value);  // -1: restart
+  int write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, const bkey& key, std::string_view value);
+  uint64_t new_block(fresh_blocks& fb, std::string_view key, std::string_view value);
+  bpair new_pair(fresh_blocks& fb, const bkey& key, std::string_view value);
+  void set_value(fresh_blocks& fb, bpair& kv, std::string_view value);
+  uint64_t new_leaf(fresh_blocks& fb, const bpair* kv, unsigned n);
+  uint64_t new_inner(fresh_blocks& fb, uint64_t depth, const char* prefix, const entry* e, unsigned n,
+                     uint64_t end);
+  uint64_t split(fresh_blocks& fb, const bpair* kv, unsigned n);
+  void retire_dropped(header* old_leaf, const bpair* kept, unsigned n);
+
+  // --- recovery and walks (bytes_tree.cpp)
+  void recover_slot(uint64_t* slot, int64_t parent_depth);
+  void recover_pair(const bpair& kv);
+  template <class F>
+  void each_block(header* leaf, F&& f);  // the kv blocks a leaf owns, once each
+  std::string check_slot(uint64_t* slot, int64_t parent_depth, std::string& path, uint64_t& records,
+                         std::string& prev_key, bool& any);
+  std::string check_leaf(header* h, std::string_view path, bool end_slot, uint64_t& records,
+                         std::string& prev_key, bool& any);
+
+  pair_reader rd_;
+};
+
+// The kv blocks leaf h names, each once: those of its base pairs and of its
+// valid log entries (a superseded value block stays the leaf's until the
+// leaf is replaced; a removed key's block too: its delete entry names it).
+template <class F>
+void bytes_tree::each_block(header* h, F&& f) {
+  uint64_t seen[2 * (k_bbig_leaf + 2)];
+  unsigned ns = 0;
+  auto add = [&](uint64_t b) {
+    if (!b || std::find(seen, seen + ns, b) != seen + ns) return;
+    seen[ns++] = b;
+    f(b);
+  };
+  auto pair_blocks = [&](const bpair& kv) {
+    add(pair_reader::key_block(kv));
+    add(pair_reader::value_block(kv));
+  };
+  const bpair* kv = bleaf_pairs(h);
+  for (unsigned i = 0; i < h->count; ++i) pair_blocks(kv[i]);
+  if (leaf_logged(h))
+    for (auto& e : reinterpret_cast<blog_leaf*>(h)->log)
+      if (load_acq(&e.meta) & k_log_valid) pair_blocks(e.kv);
+}
+
+}  // namespace pmindex::art::permart::detail

@@ -1,0 +1,202 @@
+// PermART machinery shared by both layouts: see core.hpp.
+#include "art/permart/core.hpp"
+
+#include <string>
+
+#include "common/root_block.hpp"
+
+namespace pmindex::art::permart::detail {
+
+void core::open_root(open_kind k, uint64_t magic, const char* name) {
+  if (k == open_kind::created) {
+    root_ = common::create_root<root>(p_, magic, [](root& r) {
+      r.h.kind = uint8_t(kind::root);
+      r.run = 1;
+    });
+    refill_spare();
+    return;
+  }
+  root_ = common::attach_root<root>(p_, magic, name);
+  if (k == open_kind::dirty) {
+    root_->h.lock = 0;
+    uint64_t sp = root_->spare;
+    if (sp && !p_.valid_block(sp, k_link_size))
+      throw error(errc::corrupt, std::string(name) + ": bad spare link in the root");
+  }
+}
+
+void core::finish_open(open_kind k) {
+  if (k != open_kind::created) {
+    // Stamps of earlier runs stay below every stamp of this one, so their
+    // (stale) previous-version pointers are never followed.
+    root_->run += 1;
+    p_.persist(&root_->run, 8);
+  }
+  clock_.reset(root_->run << k_run_shift);
+}
+
+uint64_t core::load_current(uint64_t* slot) const {
+  uint64_t v;
+  // A tagged slot may still be lost by a crash: wait for its writer.
+  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
+  if (v) sync::settle_stamp(&hdr(v)->stamp, clock_);
+  return v;
+}
+
+uint64_t core::load_at(uint64_t* slot, uint64_t ts) const {
+  uint64_t v;
+  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
+  while (v) {
+    header* h = hdr(v);
+    if (sync::settle_stamp(&h->stamp, clock_) <= ts) return is_link(v) ? 0 : v;
+    v = load_acq(&h->prev);  // the slot's value before h was installed
+  }
+  return 0;
+}
+
+uint64_t core::build_inner(fresh_blocks& fb, header h, const entry* e, unsigned n, uint64_t extra) {
+  uint64_t off;
+  if (n <= k_sparse_cap) {
+    off = fb.alloc(sizeof(sparse) + extra);
+    auto* s = p_.ptr<sparse>(off);
+    std::memset(static_cast<void*>(s), 0, sizeof(sparse));
+    h.kind = uint8_t(kind::sparse);
+    h.count = uint8_t(n);
+    s->h = h;
+    for (unsigned i = 0; i < n; ++i) s->keys[i] = uint8_t(e[i].byte), s->slots[i] = e[i].value;
+  } else if (n <= k_indirect_cap) {
+    off = fb.alloc(sizeof(indirect) + extra);
+    auto* s = p_.ptr<indirect>(off);
+    std::memset(static_cast<void*>(s), 0, sizeof(indirect));
+    h.kind = uint8_t(kind::indirect);
+    h.count = uint8_t(n);
+    s->h = h;
+    for (unsigned i = 0; i < n; ++i) {
+      s->bits[e[i].byte >> 6] |= uint64_t{1} << (e[i].byte & 63);
+      s->slots[i] = e[i].value;
+    }
+  } else {
+    off = fb.alloc(sizeof(full) + extra);
+    auto* s = p_.ptr<full>(off);
+    std::memset(static_cast<void*>(s), 0, sizeof(full));
+    h.kind = uint8_t(kind::full);
+    s->h = h;
+    for (unsigned i = 0; i < n; ++i) s->slots[e[i].byte] = e[i].value;
+  }
+  return off;
+}
+
+uint64_t core::new_link(fresh_blocks& fb) {
+  // Volatile by nature: recovery resets a link without reading it, so its
+  // contents are never flushed.
+  if (uint64_t off = fb.try_alloc(k_link_size, false)) return off | k_link;
+  // Pool full: take the root's spare (the caller holds a lock, but two
+  // removers may hold different ones: claim it atomically). Its slot in the
+  // root is cleared durably first, so no crash leaves it referenced twice.
+  // Then a remove's reserve.
+  uint64_t spare = __atomic_exchange_n(&root_->spare, 0, __ATOMIC_ACQ_REL);
+  if (spare) {
+    p_.persist(&root_->spare, 8);
+    return spare | k_link;
+  }
+  if (uint64_t off = fb.try_alloc(k_link_size, true)) return off | k_link;
+  throw error(errc::pool_full, "pool " + p_.path() + " is full (no block for a version link)");
+}
+
+void core::refill_spare() {
+  if (load_acq(&root_->spare)) return;
+  uint64_t off = p_.alloc(k_link_size);
+  if (!off) return;
+  uint64_t zero = 0;
+  if (!__atomic_compare_exchange_n(&root_->spare, &zero, off, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    p_.free(off);  // another thread refilled it; nobody saw ours
+    return;
+  }
+  // Unfenced: a crash before it is durable leaves the block unreachable,
+  // and tracing reclaims it.
+  p_.flush(&root_->spare, 8);
+}
+
+// Commits a write: `new_raw` (a built, flushed node, or a link) replaces
+// `old_raw` in `slot`, whose owner the caller has locked.
+//  1. stamp "to be decided", previous version = old value (volatile fields)
+//  2. fence: the new node's flushed lines are durable before the pointer is
+//  3. store the pointer with UNPERSISTED, flush, fence: now durable
+//  4. untag (readers may follow it), flush so a clean close keeps no tag
+//  5. settle the stamp (the write's linearization point), then retire the
+//     old value: no snapshot taken from now on can walk back to it.
+void core::replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool retire_old) {
+  header* h = hdr(new_raw);  // a link shares the {stamp, prev} prefix
+  h->stamp = sync::k_stamp_tbd;
+  store_rel(&h->prev, old_raw);
+  if (!mut_.on(mutant::publish_before_flush)) p_.fence();
+  store_rel(slot, new_raw | k_unpersisted);
+  p_.flush(slot, 8);
+  bool fence = !mut_.on(mutant::flush_without_fence);
+  if (mut_.on(mutant::free_before_durable) && retire_old && old_raw) {
+    p_.free(untag(old_raw));  // the next write reuses it before this swing is fenced
+    retire_old = false;
+    fence = false;
+  }
+  if (fence) p_.fence();
+  store_rel(slot, new_raw);
+  p_.flush(slot, 8);
+  sync::settle_stamp(&h->stamp, clock_);
+  if (retire_old && old_raw) p_.retire(untag(old_raw));
+}
+
+header* core::recover_node(uint64_t* slot) {
+  uint64_t v = *slot, w = v & ~k_unpersisted;
+  if (w != v) {
+    *slot = w;
+    p_.flush(slot, 8);  // fenced once at the end of the open (run bump)
+  }
+  if (!w) return nullptr;
+  if ((w & k_tag_mask & ~k_link) || !p_.valid_block(untag(w), is_link(w) ? k_link_size : 64))
+    throw error(errc::corrupt, "permart: slot points outside the heap");
+  if (is_link(w)) {
+    // A version link stands for null (its contents were never persisted):
+    // the slot becomes null and the tracing that follows frees the link.
+    // Either value means null, so a crash before the flush is harmless.
+    *slot = 0;
+    p_.flush(slot, 8);  // fenced once at the end of the open (run bump)
+    return nullptr;
+  }
+  header* h = hdr(w);
+  h->stamp = 0;
+  h->prev = 0;
+  h->lock = 0;
+  return h;
+}
+
+std::string core::check_word(uint64_t* slot, header*& node) const {
+  node = nullptr;
+  uint64_t v = load_acq(slot);
+  if (v & k_unpersisted) return "slot with UNPERSISTED bit";
+  if (!v) return {};
+  if (!p_.is_allocated(untag(v))) return "slot points to a free block " + std::to_string(untag(v));
+  if (is_link(v)) return load_acq(&hdr(v)->stamp) == sync::k_stamp_tbd ? "unsettled link" : "";
+  header* h = hdr(v);
+  if (h->stamp == sync::k_stamp_tbd) return "unsettled stamp";
+  if (h->lock & 1) return "lock held";
+  if (h->kind < uint8_t(kind::leaf) || h->kind > uint8_t(kind::full)) return "unknown node kind";
+  node = h;
+  return {};
+}
+
+std::string core::check_inner_shape(header* h) {
+  if (h->kind == uint8_t(kind::sparse)) {
+    auto* s = reinterpret_cast<sparse*>(h);
+    if (h->count == 0 || h->count > k_sparse_cap) return "bad sparse count";
+    for (unsigned i = 1; i < h->count; ++i)
+      if (s->keys[i - 1] >= s->keys[i]) return "sparse keys not sorted";
+  } else if (h->kind == uint8_t(kind::indirect)) {
+    auto* s = reinterpret_cast<indirect*>(h);
+    unsigned c = 0;
+    for (auto w : s->bits) c += __builtin_popcountll(w);
+    if (c != h->count || c > k_indirect_cap) return "indirect count disagrees with its bitmap";
+  }
+  return {};
+}
+
+}  // namespace pmindex::art::permart::detail

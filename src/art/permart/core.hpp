@@ -1,0 +1,472 @@
+// PermART machinery shared by both layouts (keys=u64: tree.hpp, keys=bytes:
+// bytes_tree.hpp): the root, slot reads at the current version or at a
+// snapshot stamp, the commit of one slot (replace), version links, the
+// locking patterns of an install and of a node's growth, 2-Log entry commit
+// and views, and the slot repairs of recovery. Nothing here knows how keys
+// are stored.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <utility>
+
+#include "art/permart/full.hpp"
+#include "art/permart/indirect.hpp"
+#include "art/permart/node.hpp"
+#include "art/permart/permart.hpp"
+#include "art/permart/sparse.hpp"
+#include "common/atomics.hpp"
+#include "common/mutant.hpp"
+#include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
+#include "pmindex/sync/version_lock.hpp"
+#include "pmindex/sync/versioned_ptr.hpp"
+
+namespace pmindex::art::permart::detail {
+
+using common::load_acq;
+using common::store_rel;
+
+// A child of an inner node while building one: key byte and slot value.
+struct entry {
+  unsigned byte;
+  uint64_t value;
+};
+
+// Blocks allocated for one write: freed again unless the write commits
+// (a full pool then fails the operation and changes nothing). A remove may
+// dip into the pool's reserve: it gives back more than it takes.
+class fresh_blocks {
+ public:
+  explicit fresh_blocks(pm::pool& p, bool frees_space = false) : p_(p), reserve_(frees_space) {}
+  ~fresh_blocks() {
+    for (unsigned i = 0; i < n_; ++i) p_.free(offs_[i]);
+  }
+  uint64_t alloc(size_t size) {
+    uint64_t o = reserve_ ? p_.alloc_reserve_or_throw(size) : p_.alloc_or_throw(size);
+    offs_[n_++] = o;
+    return o;
+  }
+  // 0 if the pool is full (with reserve_ok, a remove's: and its reserve).
+  uint64_t try_alloc(size_t size, bool reserve_ok) {
+    uint64_t o = p_.alloc(size);
+    if (!o && reserve_ok && reserve_) try {
+        o = p_.alloc_reserve_or_throw(size);
+      } catch (const error&) {
+      }
+    if (o) offs_[n_++] = o;
+    return o;
+  }
+  // Whether alloc() may take the reserve; returns the previous setting.
+  bool use_reserve(bool r) { return std::exchange(reserve_, r); }
+  void commit() { n_ = 0; }
+  bool any() const { return n_ != 0; }
+
+ private:
+  pm::pool& p_;
+  bool reserve_;
+  uint64_t offs_[24];  // a split: up to 17 leaves and a node; bytes: + a key and a value block
+  unsigned n_ = 0;
+};
+
+// The size of an inner kind's struct (0 for other kinds).
+inline uint64_t inner_kind_size(uint8_t k) {
+  switch (static_cast<kind>(k)) {
+    case kind::sparse: return sizeof(sparse);
+    case kind::indirect: return sizeof(indirect);
+    case kind::full: return sizeof(full);
+    default: return 0;
+  }
+}
+
+class core {
+ protected:
+  core(pm::pool& p, const index_config& cfg, bool log) : p_(p), mut_(cfg), log_(log) {}
+
+  // Creates the root (created pools) or attaches and checks it; a dirty open
+  // also clears its lock. The layout's recovery runs between the two calls.
+  void open_root(open_kind k, uint64_t magic, const char* name);
+  // Numbers this run (persisted) and starts the clock above every earlier stamp.
+  void finish_open(open_kind k);
+
+  header* hdr(uint64_t v) const { return p_.ptr<header>(untag(v)); }
+  static uint64_t inner_size(uint8_t k) { return inner_kind_size(k); }
+
+  // Children of an inner node in key order: f(byte, slot) -> false stops.
+  template <class F>
+  static bool each_child(header* n, F&& f);
+  static uint64_t* find_child(header* n, unsigned b);
+
+  // --- slot reads
+  uint64_t load_current(uint64_t* slot) const;          // raw value, stamp settled
+  uint64_t load_at(uint64_t* slot, uint64_t ts) const;  // node at ts, or 0
+  // A scan's read of a slot: at its snapshot (scan_not_atomic: current).
+  uint64_t load_snap(uint64_t* slot, uint64_t ts) const {
+    if (!mut_.on(mutant::scan_not_atomic)) return load_at(slot, ts);
+    uint64_t c = load_current(slot);
+    return is_link(c) ? 0 : c;
+  }
+  // A scan's start: takes its stamp (the caller is pinned) and reads the root.
+  uint64_t snapshot_root(uint64_t& ts) {
+    ts = clock_.snapshot_stamp();
+    return load_snap(&root_->slot, ts);
+  }
+
+  // --- writes
+  // Runs try_write() (-1: restart, else the result) pinned; on a full pool
+  // reclaims this thread's retired blocks once and tries again.
+  template <class F>
+  bool write_retry(bool remove, F&& try_write);
+  // Under the parent's lock, if `slot` still holds `raw`: build(fb) makes
+  // the new value, which replaces `raw`. Returns 1, or -1 to restart.
+  template <class Build>
+  int install(header* parent, uint64_t* slot, uint64_t raw, bool retire_old, Build&& build);
+  // Growth of inner node `raw` by key byte b: under the parent's and the
+  // node's locks, its children (without empty slots; links are collected)
+  // and leaf(fb) at b go to build(fb, entries, n, links, nlinks&), whose
+  // node replaces it. The old node and the dropped links (build may add
+  // some) are retired.
+  template <class Leaf, class Build>
+  int grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& leaf, Build&& build);
+  // A new leaf of layout L (leaf.hpp, bytes_node.hpp) holding kv[0, n),
+  // flushed (the publisher fences): small or big, a log leaf when 2-Log.
+  // `pressed`: a plain big leaf whatever n (see removal_leaf).
+  template <class L>
+  uint64_t new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n, bool pressed = false);
+  // A remove's copy of a leaf (n >= 1 pairs): of its own size while the
+  // pool has room; else a plain big leaf, from the reserve if need be. All
+  // removes on a full pool then take blocks of one size, which the leaves
+  // they replace give back (the reserve is one chunk: one size class).
+  template <class L>
+  uint64_t removal_leaf(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n);
+  // A new inner node of the smallest kind for n children, with header h
+  // (depth, prefix) and `extra` bytes after the kind's struct, not flushed.
+  uint64_t build_inner(fresh_blocks& fb, header h, const entry* e, unsigned n, uint64_t extra);
+  uint64_t new_link(fresh_blocks& fb);
+  void refill_spare();
+  void replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool retire_old);
+
+  // --- 2-Log (E: a log entry type with `stamp` and `meta`)
+  // Commits entry e, whose key and value are written: meta with UNPERSISTED,
+  // flush its line, fence, clear the bit, settle its stamp.
+  template <class E>
+  void commit_log(E* e, uint64_t meta);
+  // Applies the settled entries (current) or those stamped <= ts to the n
+  // pairs in out: apply(out, n, entry, is_delete) -> new n. Waits while an
+  // entry is UNPERSISTED (it may still be lost).
+  template <class E, class P, class Apply>
+  unsigned apply_logs(E (&log)[2], P* out, unsigned n, uint64_t ts, bool current, Apply&& apply) const;
+  // A leaf's pairs with its log entries applied (see apply_logs), into out.
+  template <class L, class Apply>
+  unsigned view_of(header* h, typename L::pair_t* out, uint64_t ts, bool current, Apply&& apply) const;
+
+  // --- recovery
+  // Makes *slot a plain durable pointer (version links become null) and
+  // resets the node's volatile fields; the node, or null. Checks only that
+  // the node's first 64 bytes lie in the heap.
+  header* recover_node(uint64_t* slot);
+  // Keeps the durable (VALID) entries, bit cleared, and drops the rest.
+  template <class E>
+  void recover_log(E (&log)[2]);
+  // Every block reachable from the root for tracing: the root and its
+  // spare link, each node (size(h) bytes), version links, and what
+  // leaf(h) adds; slots(h, f) calls f(slot) for each slot of an inner node.
+  template <class Size, class Slots, class Leaf>
+  void trace_tree(pm::pool::trace_sink& sink, Size&& size, Slots&& slots, Leaf&& leaf);
+  // A leaf of layout L whose capacity and count a recovery can trust.
+  template <class L>
+  static bool leaf_sane(const header* h) {
+    return (h->cap == L::k_small || h->cap == L::k_big) && h->count != 0 && h->count <= h->cap &&
+           (!leaf_logged(h) || h->cap == L::k_big);
+  }
+
+  // --- check() and stats() (quiescent tree)
+  // The root (magic, lock), then walk() -> the first violation ("": none).
+  template <class Walk>
+  check_result check_root(uint64_t magic, Walk&& walk);
+  // The slot word: untagged, allocated, settled, unlocked; `node` is set to
+  // the node to check further (null for an empty slot or a link).
+  std::string check_word(uint64_t* slot, header*& node) const;
+  // A leaf's capacity for its count, its log entries well formed.
+  template <class L>
+  std::string check_leaf_shape(header* h) const;
+  static std::string check_inner_shape(header* h);  // sparse keys sorted, indirect count
+  // Figures of the current tree: node kinds, version links, log entries,
+  // and records(leaf) summed over the leaves; slots(node, f) calls f(slot)
+  // for each slot of an inner node.
+  template <class L, class Slots, class Records>
+  index_stats stats_of(Slots&& slots, Records&& records, size_t dram_self);
+
+  pm::pool& p_;
+  root* root_ = nullptr;
+  mutable sync::stamp_clock clock_;
+  common::mutant_switch<mutant> mut_;
+  bool log_ = false;  // PermART (2-Log): big leaves carry two log entries
+};
+
+template <class F>
+bool core::each_child(header* n, F&& f) {
+  switch (static_cast<kind>(n->kind)) {
+    case kind::sparse: {
+      auto* s = reinterpret_cast<sparse*>(n);
+      for (unsigned i = 0; i < s->h.count; ++i)
+        if (!f(s->keys[i], &s->slots[i])) return false;
+      return true;
+    }
+    case kind::indirect: {
+      auto* s = reinterpret_cast<indirect*>(n);
+      unsigned r = 0;
+      for (unsigned w = 0; w < 4; ++w)
+        for (uint64_t bits = s->bits[w]; bits; bits &= bits - 1)
+          if (!f(w * 64 + __builtin_ctzll(bits), &s->slots[r++])) return false;
+      return true;
+    }
+    case kind::full: {
+      auto* s = reinterpret_cast<full*>(n);
+      for (unsigned b = 0; b < 256; ++b)
+        if (!f(b, &s->slots[b])) return false;
+      return true;
+    }
+    default: return true;
+  }
+}
+
+inline uint64_t* core::find_child(header* n, unsigned b) {
+  switch (static_cast<kind>(n->kind)) {
+    case kind::sparse: return sparse_find(reinterpret_cast<sparse*>(n), b);
+    case kind::indirect: return indirect_find(reinterpret_cast<indirect*>(n), b);
+    case kind::full: return full_find(reinterpret_cast<full*>(n), b);
+    default: return nullptr;
+  }
+}
+
+template <class F>
+bool core::write_retry(bool remove, F&& try_write) {
+  if (remove && !load_acq(&root_->spare)) [[unlikely]] refill_spare();
+  for (int attempt = 0;; ++attempt) {
+    try {
+      auto g = p_.pin();  // every block seen stays allocated (no ABA on slots)
+      for (;;) {
+        int r = try_write();
+        if (r >= 0) return r;
+      }
+    } catch (const error& e) {
+      // Copy-on-write needs a block even to remove: on a full pool, first
+      // give back the blocks this thread retired (grace periods permitting).
+      if (e.code() != errc::pool_full || attempt == 1) throw;
+      for (int i = 0; i < 3; ++i) p_.collect();
+    }
+  }
+}
+
+template <class Build>
+int core::install(header* parent, uint64_t* slot, uint64_t raw, bool retire_old, Build&& build) {
+  sync::version_guard lk(parent->lock);
+  if (!lk.ok() || load_acq(slot) != raw) return -1;
+  fresh_blocks fb(p_);
+  uint64_t v = build(fb);
+  replace(slot, raw, v, retire_old);
+  fb.commit();
+  return 1;
+}
+
+template <class Leaf, class Build>
+int core::grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& leaf, Build&& build) {
+  header* n = hdr(raw);
+  sync::version_guard lp(parent->lock);
+  if (!lp.ok() || load_acq(slot) != raw) return -1;
+  sync::version_guard ln(n->lock);
+  if (!ln.ok()) return -1;
+  if (find_child(n, b)) return -1;  // cannot happen (key set fixed), be safe
+  entry e[257];
+  unsigned ne = 0;
+  uint64_t links[257];
+  unsigned nl = 0;
+  fresh_blocks fb(p_);
+  uint64_t l = leaf(fb);
+  bool placed = false;
+  each_child(n, [&](unsigned cb, uint64_t* s) {
+    uint64_t v = load_acq(s);  // no tag: installers untag before unlocking
+    if (!placed && cb > b) e[ne++] = {b, l}, placed = true;
+    if (is_link(v))
+      links[nl++] = v;
+    else if (v)
+      e[ne++] = {cb, v};
+    return true;
+  });
+  if (!placed) e[ne++] = {b, l};
+  uint64_t c = build(fb, e, ne, links, nl);  // may add links
+  replace(slot, raw, c, false);
+  fb.commit();
+  ln.unlock_obsolete();
+  // The old node and the links it held are reachable only by snapshots
+  // older than the new node's (settled) stamp.
+  p_.retire(untag(raw));
+  for (unsigned i = 0; i < nl; ++i) p_.retire(untag(links[i]));
+  return 1;
+}
+
+template <class L>
+uint64_t core::new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n, bool pressed) {
+  using log_leaf_t = typename L::log_leaf_t;
+  unsigned cap = n <= L::k_small && !pressed ? L::k_small : L::k_big;
+  bool logged = log_ && cap == L::k_big && !pressed;
+  uint64_t size = logged ? sizeof(log_leaf_t) : L::size(cap);
+  uint64_t off = fb.alloc(size);
+  auto* h = p_.ptr<header>(off);
+  std::memset(static_cast<void*>(h), 0, logged ? offsetof(log_leaf_t, kv) : sizeof(header));
+  h->kind = uint8_t(kind::leaf);
+  h->count = uint8_t(n);
+  h->cap = uint8_t(cap);
+  h->depth = logged ? k_leaf_logged : 0;
+  std::memcpy(static_cast<void*>(L::pairs(h)), kv, n * sizeof(*kv));
+  // Durable before it is published (the fence is in replace()).
+  p_.flush(h, size);
+  return off;
+}
+
+template <class L>
+uint64_t core::removal_leaf(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n) {
+  bool reserve = fb.use_reserve(false);
+  try {
+    uint64_t off = new_leaf_of<L>(fb, kv, n);
+    fb.use_reserve(reserve);
+    return off;
+  } catch (const error& e) {
+    fb.use_reserve(reserve);
+    if (e.code() != errc::pool_full) throw;
+  }
+  return new_leaf_of<L>(fb, kv, n, true);
+}
+
+template <class L, class Apply>
+unsigned core::view_of(header* h, typename L::pair_t* out, uint64_t ts, bool current, Apply&& apply) const {
+  unsigned n = h->count;
+  std::memcpy(static_cast<void*>(out), L::pairs(h), n * sizeof(*out));
+  if (!leaf_logged(h)) return n;
+  return apply_logs(reinterpret_cast<typename L::log_leaf_t*>(h)->log, out, n, ts, current, apply);
+}
+
+template <class E>
+void core::commit_log(E* e, uint64_t meta) {
+  e->stamp = sync::k_stamp_tbd;
+  store_rel(&e->meta, meta | k_log_unpersisted);  // after key and value (release)
+  p_.flush(e, sizeof(E));
+  if (!mut_.on(mutant::flush_without_fence)) p_.fence();
+  store_rel(&e->meta, meta);
+  p_.flush(e, sizeof(E));  // so a clean close keeps no tag
+  sync::settle_stamp(&e->stamp, clock_);
+}
+
+template <class E, class P, class Apply>
+unsigned core::apply_logs(E (&log)[2], P* out, unsigned n, uint64_t ts, bool current, Apply&& apply) const {
+  for (auto& e : log) {
+    uint64_t m;
+    // An entry not yet durable may still be lost: wait for its writer.
+    for (unsigned spins = 0; (m = load_acq(&e.meta)) & k_log_unpersisted; ++spins)
+      sync::version_lock::backoff(spins);
+    if (!(m & k_log_valid)) break;  // entry 1 is used only after entry 0
+    uint64_t s = sync::settle_stamp(&e.stamp, clock_);
+    if (!current && s > ts) break;  // later than the snapshot (and so is entry 1)
+    n = apply(out, n, e, (m & k_log_delete) != 0);
+  }
+  return n;
+}
+
+template <class Size, class Slots, class Leaf>
+void core::trace_tree(pm::pool::trace_sink& sink, Size&& size, Slots&& slots, Leaf&& leaf) {
+  sink.add(p_.off(root_), sizeof(root));
+  if (root_->spare) sink.add(root_->spare, k_link_size);
+  auto walk = [&](auto&& self, uint64_t v) -> void {
+    if (!v) return;
+    if (is_link(v)) {
+      sink.add(untag(v), k_link_size);
+      return;
+    }
+    header* h = hdr(v);
+    sink.add(untag(v), size(h));
+    if (h->kind == uint8_t(kind::leaf)) return leaf(h);
+    slots(h, [&](uint64_t* s) { self(self, load_acq(s) & ~k_unpersisted); });
+  };
+  walk(walk, load_acq(&root_->slot) & ~k_unpersisted);
+}
+
+template <class Walk>
+check_result core::check_root(uint64_t magic, Walk&& walk) {
+  auto g = p_.pin();
+  if (root_->magic != magic) return check_result::fail("root magic");
+  if (root_->h.lock & 1) return check_result::fail("root lock held");
+  std::string e = walk();
+  if (!e.empty()) return check_result::fail("permart: " + e);
+  return {};
+}
+
+template <class L>
+std::string core::check_leaf_shape(header* h) const {
+  // The smallest capacity that fits, or a plain big leaf (removal_leaf).
+  const unsigned cap_for = h->count <= L::k_small ? L::k_small : L::k_big;
+  const bool pressed = h->cap == L::k_big && !leaf_logged(h);
+  if (!leaf_sane<L>(h) || (cap_for != h->cap && !pressed) || (leaf_logged(h) && !log_))
+    return "bad leaf count/capacity";
+  if (!leaf_logged(h)) return {};
+  auto& log = reinterpret_cast<typename L::log_leaf_t*>(h)->log;
+  for (unsigned j = 0; j < 2; ++j) {
+    uint64_t m = log[j].meta;
+    if (m & ~(k_log_valid | k_log_delete)) return "log entry with UNPERSISTED or unknown bits";
+    if (m && !(m & k_log_valid)) return "log entry with bits but not VALID";
+    if (j == 1 && m && !log[0].meta) return "log entry 1 used before entry 0";
+    if (m && log[j].stamp == sync::k_stamp_tbd) return "unsettled log entry";
+  }
+  return {};
+}
+
+template <class L, class Slots, class Records>
+index_stats core::stats_of(Slots&& slots, Records&& records, size_t dram_self) {
+  uint64_t counts[6] = {}, recs = 0, log_entries = 0, links = 0;
+  auto g = p_.pin();
+  auto walk = [&](auto&& self, uint64_t v) -> void {
+    links += is_link(v);
+    if (!v || is_link(v)) return;
+    header* h = hdr(v);
+    ++counts[h->kind];
+    if (h->kind == uint8_t(kind::leaf)) {
+      recs += records(h);
+      if (leaf_logged(h))
+        for (auto& e : reinterpret_cast<typename L::log_leaf_t*>(h)->log) log_entries += (e.meta & k_log_valid) ? 1 : 0;
+      return;
+    }
+    slots(h, [&](uint64_t* c) { self(self, load_current(c)); });
+  };
+  walk(walk, load_current(&root_->slot));
+  index_stats s;
+  s.records = recs;
+  auto u = p_.usage();
+  s.pm_bytes_used = u.used_bytes;
+  s.pm_bytes_reserved = u.reserved_bytes;
+  s.dram_bytes = u.dram_bytes + dram_self;
+  s.extra = {{"leaves", double(counts[uint8_t(kind::leaf)])},
+             {"sparse_nodes", double(counts[uint8_t(kind::sparse)])},
+             {"indirect_nodes", double(counts[uint8_t(kind::indirect)])},
+             {"full_nodes", double(counts[uint8_t(kind::full)])},
+             {"version_links", double(links)}};  // blocks, dropped by recovery
+  if (log_) s.extra.push_back({"log_entries", double(log_entries)});
+  return s;
+}
+
+template <class E>
+void core::recover_log(E (&log)[2]) {
+  // An entry is valid only if durable: its line held key and value before meta.
+  bool valid = true;
+  for (auto& e : log) {
+    uint64_t m = e.meta;
+    valid = valid && (m & k_log_valid);
+    uint64_t w = valid ? m & ~k_log_unpersisted : 0;
+    e.stamp = 0;
+    if (w != m) {
+      e.meta = w;
+      p_.flush(&e.meta, 8);
+    }
+  }
+}
+
+}  // namespace pmindex::art::permart::detail
