@@ -129,6 +129,9 @@ inline void prefix_chains_and_limits(const std::string& name, const std::string&
   std::string longest(k_max_key, '\xff'), big(k_max_value, 'v');
   ASSERT_TRUE(idx->insert(longest, big));
   ref[longest] = big;
+  // Scan bounds past the longest key are bounds, not keys (no error).
+  ASSERT_NO_FATAL_FAILURE(expect_scan_bytes(*idx, ref, longest + std::string(1, '\0'), 3));
+  ASSERT_NO_FATAL_FAILURE(expect_scan_bytes(*idx, ref, std::string(k_max_key + 100, '\xfe'), 3));
   auto used = idx->pool().usage().used_blocks;
   for (auto call : {0, 1, 2, 3, 4}) {
     try {
