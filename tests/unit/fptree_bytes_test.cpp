@@ -33,15 +33,9 @@ TEST(FptreeBytes, FlushesPerOperation) {
   pool_file pf("fptree-bcost");
   auto idx = open(bytes_opts("fptree", pf.path()));
   ASSERT_TRUE(idx->insert("first", "1"));
-  auto c = one_op_cost(*idx, 0, "second", "12345678");  // a 24-byte block: 1 line
-  EXPECT_EQ(c.lines_flushed, 4u);
-  EXPECT_EQ(c.fences, 2u);
-  c = one_op_cost(*idx, 1, "second", std::string(100, 'v'));  // 116 bytes: 2 lines
-  EXPECT_EQ(c.lines_flushed, 3u);
-  EXPECT_EQ(c.fences, 2u);
-  c = one_op_cost(*idx, 2, "second", "");
-  EXPECT_EQ(c.lines_flushed, 1u);
-  EXPECT_EQ(c.fences, 1u);
+  expect_costs(*idx, {{'i', "second", "12345678", 4, 2},        // a 24-byte block: 1 line
+                      {'u', "second", std::string(100, 'v'), 3, 2},  // 116 bytes: 2 lines
+                      {'r', "second", "", 1, 1}});
 }
 
 TEST(FptreeBytes, RecoveryRepairsTornSplit) {

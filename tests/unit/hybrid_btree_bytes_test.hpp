@@ -337,14 +337,22 @@ void damaged_offsets(const std::string& name, SlotWord&& slot_word) {
   }
 }
 
-// The flushes and fences of one byte insert, update and remove into a leaf
-// with room (no split), for the header comments.
-inline pm::counters one_op_cost(index& idx, int op, std::string_view k, std::string_view v) {
-  auto before = pm::thread_counters();
-  if (op == 0) { EXPECT_TRUE(idx.insert(k, v)); }
-  if (op == 1) { EXPECT_TRUE(idx.update(k, v)); }
-  if (op == 2) { EXPECT_TRUE(idx.remove(k)); }
-  return pm::thread_counters() - before;
+// The flushes and fences of byte inserts (op 'i'), updates ('u') and
+// removes ('r') into a leaf with room (no split), for the header comments.
+struct op_cost {
+  char op;
+  std::string key, value;
+  uint64_t lines, fences;
+};
+inline void expect_costs(index& idx, const std::vector<op_cost>& ops) {
+  for (auto& c : ops) {
+    auto before = pm::thread_counters();
+    bool ok = c.op == 'i' ? idx.insert(c.key, c.value) : c.op == 'u' ? idx.update(c.key, c.value) : idx.remove(c.key);
+    auto d = pm::thread_counters() - before;
+    EXPECT_TRUE(ok) << c.op << " " << c.key;
+    EXPECT_EQ(d.lines_flushed, c.lines) << c.op << " " << c.key << " (" << c.value.size() << "-byte value)";
+    EXPECT_EQ(d.fences, c.fences) << c.op << " " << c.key;
+  }
 }
 
 }  // namespace pmindex::btree_test

@@ -30,20 +30,12 @@ TEST(LbtreeBytes, DamagedOffsetsAreCorrupt) {
 TEST(LbtreeBytes, FlushesPerOperation) {
   pool_file pf("lbtree-bcost");
   auto idx = open(bytes_opts("lbtree", pf.path()));
-  auto c = one_op_cost(*idx, 0, "k0", "12345678");  // line 0 free; a 1-line block
-  EXPECT_EQ(c.lines_flushed, 2u);
-  EXPECT_EQ(c.fences, 2u);
-  ASSERT_TRUE(idx->insert("k1", "v"));
-  ASSERT_TRUE(idx->insert("k2", "v"));
-  c = one_op_cost(*idx, 0, "k3", "12345678");  // line 0 full: moves entries to line 1
-  EXPECT_EQ(c.lines_flushed, 3u);
-  EXPECT_EQ(c.fences, 2u);
-  c = one_op_cost(*idx, 1, "k3", std::string(100, 'v'));  // 116 bytes: 2 lines
-  EXPECT_EQ(c.lines_flushed, 3u);
-  EXPECT_EQ(c.fences, 2u);
-  c = one_op_cost(*idx, 2, "k3", "");
-  EXPECT_EQ(c.lines_flushed, 1u);
-  EXPECT_EQ(c.fences, 1u);
+  expect_costs(*idx, {{'i', "k0", "12345678", 2, 2},  // line 0 free; a 1-line block
+                      {'i', "k1", "v", 2, 2},
+                      {'i', "k2", "v", 2, 2},
+                      {'i', "k3", "12345678", 3, 2},  // line 0 full: entries move to line 1
+                      {'u', "k3", std::string(100, 'v'), 3, 2},  // 116 bytes: 2 lines
+                      {'r', "k3", "", 1, 1}});
 }
 
 TEST(LbtreeBytes, UncommittedSplitIsInvisible) {

@@ -47,18 +47,18 @@ namespace pmindex::btree::detail {
 enum class bytes_mutant : unsigned { none, kv_block_unflushed };
 
 template <class Ops>
-class hybrid_bytes final : public bytes_index {
+class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
   using K = byte_keys;
   using leaf = typename Ops::leaf;
   static_assert(std::is_same_v<typename Ops::keys, byte_keys>);
 
  public:
   hybrid_bytes(pm::pool& p, open_kind kind, const index_config& cfg)
-      : bytes_index(p), p_(p), core_(p, kind, cfg), mut_(cfg) {}
+      : hybrid_index<bytes_index, Ops>(p, kind, cfg), p_(p), mut_(cfg) {}
 
   bool insert(std::string_view key, std::string_view value) override {
-    check_key(key);
-    check_value(value);
+    this->check_key(key);
+    this->check_value(value);
     uint64_t kv = 0;
     if (!make_record(key, value, kv, true)) return false;
     auto g = p_.pin();
@@ -74,8 +74,8 @@ class hybrid_bytes final : public bytes_index {
   }
 
   bool update(std::string_view key, std::string_view value) override {
-    check_key(key);
-    check_value(value);
+    this->check_key(key);
+    this->check_value(value);
     uint64_t kv = 0;
     if (!make_record(key, value, kv, false)) return false;
     auto g = p_.pin();
@@ -90,7 +90,7 @@ class hybrid_bytes final : public bytes_index {
   }
 
   bool remove(std::string_view key) override {
-    check_key(key);
+    this->check_key(key);
     auto g = p_.pin();
     uint64_t old = 0;
     if (!core_.remove(K::make(key), old)) return false;
@@ -99,7 +99,7 @@ class hybrid_bytes final : public bytes_index {
   }
 
   bool lookup(std::string_view key, std::string* value) override {
-    check_key(key);
+    this->check_key(key);
     auto g = p_.pin();
     const byte_keys::probe k = K::make(key);
     uint64_t kv = 0;
@@ -136,11 +136,10 @@ class hybrid_bytes final : public bytes_index {
     return got;
   }
 
-  check_result check() override { return core_.check(); }
-  void trace(pm::pool::trace_sink& sink) override { core_.trace(sink); }
-  index_stats stats() override { return core_.stats(); }
 
  private:
+  using hybrid_index<bytes_index, Ops>::core_;
+
   // The record block of an insert (present: whether the key must be absent)
   // or an update, written and flushed. A full pool first gets back retired
   // blocks whose grace period ended (collect(), unpinned); if it is still
@@ -158,7 +157,7 @@ class hybrid_bytes final : public bytes_index {
           p_.collect();
           continue;
         }
-        if (lookup(key, nullptr) == present) return false;
+        if (this->lookup(key, nullptr) == present) return false;
         throw;
       }
     }
@@ -178,7 +177,6 @@ class hybrid_bytes final : public bytes_index {
   }
 
   pm::pool& p_;
-  hybrid_core<Ops> core_;
   common::mutant_switch<bytes_mutant> mut_;
 };
 

@@ -9,9 +9,9 @@
 //   leaf_bytes(), max_entries(), inner_capacity(), dram_bytes()
 //   init(l, low)                      empty leaf, no sibling (caller persists)
 //   low(l), low_word(l), next(l)      fence key (immutable), live sibling offset
-//   live(l), slot(l, i)               valid-slot bitmap, slot i's {key, value} words
+//   live(l), slot(l, i)               valid-slot bitmap (acquire load), slot i's words
 //   lock(off, l) -> sync::optimistic_lock&
-//   find(l, key, w&), collect(l, from, out)   optimistic reads (caller validates)
+//   find(l, key, w&)                  optimistic read (caller validates)
 //   insert(l, key, w) -> ins, update(l, key, w, old&), remove(l, key, old&)
 //        lock held; durable on return (w: the value, or a record block)
 //   split(l, r_off, r, key, w) -> low of r    lock held on a full l; r fresh;
@@ -198,6 +198,19 @@ class hybrid_core {
     }
   }
 
+  // The valid slots of l whose key is >= from, as {key, value} words
+  // (record or entry). An optimistic read: the caller validates.
+  template <class Rec>
+  size_t collect(const leaf* l, const typename K::probe& from, Rec* out) const noexcept {
+    size_t n = 0;
+    for (uint64_t m = ops_.live(l); m; m &= m - 1) {
+      const entry* e = ops_.slot(l, std::countr_zero(m));
+      uint64_t k = load_rlx(&e->key), v = load_acq(&e->value);
+      if (!K::less(K::of(p_, k, v), from)) out[n++] = {k, v};
+    }
+    return n;
+  }
+
   // Walks the leaves from the one holding `lower`: emit(buf, m) gets each
   // leaf's records >= lower (one validated snapshot, unsorted) and returns
   // false to stop; it may raise `lower` (read again for every leaf).
@@ -208,7 +221,7 @@ class hybrid_core {
       leaf* l = at(off);
       auto& lk = ops_.lock(off, l);
       uint64_t v = lk.read_begin();
-      size_t m = ops_.collect(l, lower, buf);
+      size_t m = collect(l, lower, buf);
       uint64_t n = ops_.next(l);
       if (!lk.validate(v)) continue;  // a writer changed the leaf: read it again
       if (!emit(buf, m)) return;
@@ -373,6 +386,20 @@ class hybrid_core {
   anchor* anchor_ = nullptr;
   double rebuild_seconds_ = 0;
   uint64_t rebuild_leaves_ = 0;
+};
+
+// What both layouts' index classes share: the core, and check(), trace(),
+// stats() (Base: u64_index or bytes_index).
+template <class Base, class Ops>
+class hybrid_index : public Base {
+ public:
+  check_result check() override { return core_.check(); }
+  void trace(pm::pool::trace_sink& sink) override { core_.trace(sink); }
+  index_stats stats() override { return core_.stats(); }
+
+ protected:
+  hybrid_index(pm::pool& p, open_kind kind, const index_config& cfg) : Base(p), core_(p, kind, cfg) {}
+  hybrid_core<Ops> core_;
 };
 
 }  // namespace pmindex::btree::detail

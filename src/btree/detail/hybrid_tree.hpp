@@ -11,12 +11,12 @@
 namespace pmindex::btree::detail {
 
 template <class Ops>
-class hybrid_tree final : public u64_index {
+class hybrid_tree final : public hybrid_index<u64_index, Ops> {
   using leaf = typename Ops::leaf;
   static_assert(std::is_same_v<typename Ops::keys, u64_keys>);
 
  public:
-  hybrid_tree(pm::pool& p, open_kind kind, const index_config& cfg) : u64_index(p), core_(p, kind, cfg) {}
+  hybrid_tree(pm::pool& p, open_kind kind, const index_config& cfg) : hybrid_index<u64_index, Ops>(p, kind, cfg) {}
 
   bool insert(uint64_t key, uint64_t value) override { return core_.insert(key, value) == ins::done; }
 
@@ -56,12 +56,9 @@ class hybrid_tree final : public u64_index {
     return got;
   }
 
-  check_result check() override { return core_.check(); }
-  void trace(pm::pool::trace_sink& sink) override { core_.trace(sink); }
-  index_stats stats() override { return core_.stats(); }
 
  private:
-  hybrid_core<Ops> core_;
+  using hybrid_index<u64_index, Ops>::core_;
 };
 
 }  // namespace pmindex::btree::detail

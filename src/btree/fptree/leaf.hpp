@@ -59,7 +59,7 @@ class leaf_ops {
   key low(const leaf* l) const noexcept { return K::low(p_, l->low); }
   uint64_t low_word(const leaf* l) const noexcept { return l->low; }
   uint64_t next(const leaf* l) const noexcept { return btree::detail::load_acq(&l->next); }
-  uint64_t live(const leaf* l) const noexcept { return l->bitmap & all_slots(); }
+  uint64_t live(const leaf* l) const noexcept { return btree::detail::load_acq(&l->bitmap) & all_slots(); }
   const entry* slot(const leaf* l, uint32_t i) const noexcept { return ent(l, i); }
   sync::optimistic_lock& lock(uint64_t, leaf* l) const noexcept { return l->lock; }
 
@@ -69,18 +69,6 @@ class leaf_ops {
     value = btree::detail::load_rlx(&ent(l, i)->value);
     return true;
   }
-  // The valid slots whose key is >= from, as {key, value} words (record or entry).
-  template <class Rec>
-  size_t collect(const leaf* l, probe_arg from, Rec* out) const noexcept {
-    size_t n = 0;
-    for (uint64_t m = btree::detail::load_acq(&l->bitmap) & all_slots(); m; m &= m - 1) {
-      const entry* e = ent(l, std::countr_zero(m));
-      uint64_t k = btree::detail::load_rlx(&e->key), v = btree::detail::load_acq(&e->value);
-      if (!K::less(K::of(p_, k, v), from)) out[n++] = {k, v};
-    }
-    return n;
-  }
-
   ins insert(leaf* l, probe_arg key, uint64_t value);
   bool update(leaf* l, probe_arg key, uint64_t value, uint64_t& old);
   bool remove(leaf* l, probe_arg key, uint64_t& old);

@@ -58,7 +58,7 @@ class leaf_ops {
   void init(leaf* l, uint64_t low) const noexcept { l->low = low; }  // rest zeroed by the caller
   key low(const leaf* l) const noexcept { return K::low(p_, l->low); }
   uint64_t low_word(const leaf* l) const noexcept { return l->low; }
-  uint64_t live(const leaf* l) const noexcept { return l->meta & k_bits; }
+  uint64_t live(const leaf* l) const noexcept { return btree::detail::load_acq(&l->meta) & k_bits; }
   const entry* slot(const leaf* l, uint32_t i) const noexcept { return &l->kv[i]; }
   uint64_t next(const leaf* l) const noexcept {
     uint64_t m = btree::detail::load_acq(&l->meta);
@@ -77,18 +77,6 @@ class leaf_ops {
     value = btree::detail::load_rlx(&l->kv[i].value);
     return true;
   }
-  // The valid slots whose key is >= from, as {key, value} words (record or entry).
-  template <class Rec>
-  size_t collect(const leaf* l, probe_arg from, Rec* out) const noexcept {
-    size_t n = 0;
-    for (uint64_t m = btree::detail::load_acq(&l->meta) & k_bits; m; m &= m - 1) {
-      const entry& e = l->kv[std::countr_zero(m)];
-      uint64_t k = btree::detail::load_rlx(&e.key), v = btree::detail::load_acq(&e.value);
-      if (!K::less(K::of(p_, k, v), from)) out[n++] = {k, v};
-    }
-    return n;
-  }
-
   ins insert(leaf* l, probe_arg key, uint64_t value);
   bool update(leaf* l, probe_arg key, uint64_t value, uint64_t& old);
   bool remove(leaf* l, probe_arg key, uint64_t& old);
