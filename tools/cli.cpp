@@ -48,6 +48,31 @@ bool args::has(const std::string& name) {
   return false;
 }
 
+std::string args::joined(const std::string& name, char sep) {
+  const std::string opt = "--" + name;
+  std::string out;
+  bool any = false;
+  for (size_t i = 0; i < tokens_.size(); ++i) {
+    const std::string& t = tokens_[i];
+    std::string v;
+    if (t.size() > opt.size() && t.compare(0, opt.size() + 1, opt + "=") == 0) {
+      v = t.substr(opt.size() + 1);
+    } else if (t == opt) {
+      if (i + 1 >= tokens_.size()) throw error(errc::usage, "option " + opt + " needs a value");
+      used_[i++] = true;
+      v = tokens_[i];
+    } else {
+      continue;
+    }
+    used_[i] = true;
+    any = true;
+    if (!v.empty()) out += (out.empty() ? "" : std::string(1, sep)) + v;
+  }
+  if (any) return out;
+  auto v = find(name, true);  // the environment
+  return v ? *v : std::string();
+}
+
 std::string args::str(const std::string& name, const std::string& def) {
   auto v = find(name, true);
   return v ? *v : def;
@@ -131,7 +156,7 @@ options index_options(args& a, pm::open_mode open) {
   if (!fk) throw error(errc::usage, "unknown --flush '" + f + "' (auto, clwb, clflushopt, clflush)");
   o.flush = *fk;
   o.pm_write_ns = static_cast<uint32_t>(a.u64("pm-write-ns", 0, 0, 1000000));
-  o.params = a.str("params", "");
+  o.params = a.joined("params", ',');
   o.open = open;
   return o;
 }

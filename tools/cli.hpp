@@ -23,6 +23,9 @@ class args {
   double real(const std::string& name, double def);     // finite (no NaN, no infinity)
   double real(const std::string& name, double def, double lo, double hi);
   bool flag(const std::string& name);  // bare --name
+  // Every occurrence of a repeatable option, joined with `sep` (e.g. a test's
+  // `--params mutant=x` and an index profile's `--params keys=bytes`).
+  std::string joined(const std::string& name, char sep);
   // Throws error(usage) for any option nobody read.
   void finish();
   const std::string& verb() const { return verb_; }

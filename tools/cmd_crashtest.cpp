@@ -88,7 +88,7 @@ crash::result run_and_report(crash::config c, bool summary, bool stats = false) 
 crash::config read_config(args& a) {
   crash::config c;
   c.index = a.str("index", c.index);
-  c.params = a.str("params", "");
+  c.params = a.joined("params", ',');
   c.ops = a.u64("ops", c.ops);
   c.images = a.u64("images", c.images);
   c.threads = static_cast<uint32_t>(a.u64("threads", c.threads));

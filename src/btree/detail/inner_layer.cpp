@@ -19,17 +19,64 @@ void st(T* p, T v) {
 }
 }  // namespace
 
-inner_layer::inner_layer(uint32_t capacity) : cap_(capacity < 3 ? 3 : capacity) {}
+template <class K>
+inner_layer<K>::inner_layer(uint32_t capacity) : cap_(capacity < 3 ? 3 : capacity) {}
 
-inner_layer::~inner_layer() { clear(); }
+template <class K>
+inner_layer<K>::~inner_layer() {
+  clear();
+}
 
-void inner_layer::clear() {
+template <class K>
+void inner_layer<K>::clear() {
   for (node* n : nodes_) ::operator delete(n);
   nodes_.clear();
+  arena_.clear();
+  arena_left_ = arena_bytes_ = 0;
   root_ = nullptr;
 }
 
-inner_layer::node* inner_layer::make(uint32_t level) {
+template <class K>
+typename inner_layer<K>::key inner_layer<K>::key_at(const node* n, uint32_t i) const noexcept {
+  if constexpr (K::k_refs)
+    return K::from_words(ld(&keys(n)[i]), ld(&refs(n)[i]));
+  else
+    return K::from_words(ld(&keys(n)[i]), 0);
+}
+
+template <class K>
+void inner_layer<K>::set_key(node* n, uint32_t i, const key& k) noexcept {
+  st(&keys(n)[i], K::word(k));
+  if constexpr (K::k_refs) st(&refs(n)[i], K::ref(k));
+}
+
+template <class K>
+typename inner_layer<K>::key inner_layer<K>::own(const key& k) {
+  if constexpr (!K::k_refs || !K::k_dram_separators) {
+    return k;
+  } else {
+    std::string_view v = k.view();
+    if (v.empty()) return K::k_min;
+    uint64_t n = (common::kv_block_bytes(v.size(), 0) + 7) & ~uint64_t{7};
+    if (n > arena_left_) {  // a new chunk; the rest of the old one is wasted
+      uint64_t c = std::max<uint64_t>(n, 64 << 10);
+      arena_.emplace_back(new char[c]);
+      arena_next_ = arena_.back().get();
+      arena_left_ = c;
+      arena_bytes_ += c;
+    }
+    auto* b = reinterpret_cast<common::kv_block*>(arena_next_);
+    b->klen = static_cast<uint32_t>(v.size());
+    b->vlen = 0;
+    std::memcpy(b->data, v.data(), v.size());
+    arena_next_ += n;
+    arena_left_ -= n;
+    return {k.pfx, b, {}};
+  }
+}
+
+template <class K>
+typename inner_layer<K>::node* inner_layer<K>::make(uint32_t level) {
   // Zeroed: a reader that sees a count ahead of the filled slots finds 0.
   void* m = ::operator new(node_bytes());
   std::memset(m, 0, node_bytes());
@@ -39,18 +86,20 @@ inner_layer::node* inner_layer::make(uint32_t level) {
   return n;
 }
 
-uint32_t inner_layer::height() const noexcept {
+template <class K>
+uint32_t inner_layer<K>::height() const noexcept {
   const node* r = ld(&root_);
   return r ? r->level : 0;
 }
 
-uint32_t inner_layer::position(const node* n, uint32_t count, uint64_t key) const noexcept {
+template <class K>
+uint32_t inner_layer<K>::position(const node* n, uint32_t count, probe_arg key) const noexcept {
   if (count > cap_) count = cap_;  // a torn read never indexes out of the node
   const uint64_t* k = keys(n);
   uint32_t lo = 0, hi = count;
   while (lo < hi) {
     uint32_t mid = (lo + hi) / 2;
-    if (ld(&k[mid]) <= key)
+    if (K::le(ld(&k[mid]), K::k_refs ? ld(&refs(n)[mid]) : 0, key))
       lo = mid + 1;
     else
       hi = mid;
@@ -58,7 +107,8 @@ uint32_t inner_layer::position(const node* n, uint32_t count, uint64_t key) cons
   return lo;
 }
 
-uint64_t inner_layer::find(uint64_t key) const noexcept {
+template <class K>
+uint64_t inner_layer<K>::find(probe_arg key) const noexcept {
   const node* n = ld(&root_);
   if (!n) return 0;
   for (;;) {
@@ -69,22 +119,24 @@ uint64_t inner_layer::find(uint64_t key) const noexcept {
   }
 }
 
-void inner_layer::build(const std::vector<std::pair<uint64_t, uint64_t>>& leaves) {
+template <class K>
+void inner_layer<K>::build(const std::vector<std::pair<key, uint64_t>>& leaves) {
   clear();
   // Children per node: ~7/8 full, at least 2.
   const size_t fill = std::max<size_t>(2, (size_t{cap_} + 1) * 7 / 8);
   // (min key, child) of the level being grouped.
-  std::vector<std::pair<uint64_t, uint64_t>> level = leaves;
+  std::vector<std::pair<key, uint64_t>> level = leaves;
+  for (auto& e : level) e.first = own(e.first);
   uint32_t lv = 1;
   do {
-    std::vector<std::pair<uint64_t, uint64_t>> up;
+    std::vector<std::pair<key, uint64_t>> up;
     for (size_t i = 0, end; i < level.size(); i = end) {
       end = std::min(level.size(), i + fill);
       // Avoid a last node with a single child when the previous can share.
       if (level.size() - end == 1 && end - i > 2) --end;
       node* n = make(lv);
       for (size_t j = i; j < end; ++j) {
-        if (j > i) keys(n)[j - i - 1] = level[j].first;
+        if (j > i) set_key(n, uint32_t(j - i - 1), level[j].first);
         kids(n)[j - i] = level[j].second;
       }
       n->count = static_cast<uint32_t>(end - i - 1);
@@ -96,14 +148,16 @@ void inner_layer::build(const std::vector<std::pair<uint64_t, uint64_t>>& leaves
   st(&root_, reinterpret_cast<node*>(level[0].second));
 }
 
-void inner_layer::insert(uint64_t low, uint64_t off) {
+template <class K>
+void inner_layer<K>::insert(const key& low_key, uint64_t off) {
   std::lock_guard lk(mu_);
+  const key low = own(low_key);
   std::vector<node*> path;
   node* n = root_;
   for (;;) {
     path.push_back(n);
     if (n->level == 1) break;
-    n = reinterpret_cast<node*>(kids(n)[position(n, n->count, low)]);
+    n = reinterpret_cast<node*>(kids(n)[position(n, n->count, K::probe_of(low))]);
   }
   __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELAXED);
   std::atomic_thread_fence(std::memory_order_release);  // odd before any slot changes
@@ -114,35 +168,36 @@ void inner_layer::insert(uint64_t low, uint64_t off) {
 // Inserts (key, child) into path[depth], child to the right of key. Full
 // nodes split; the right half is published in the parent before the left
 // half shrinks, so concurrent readers always find a route.
-void inner_layer::insert_at(std::vector<node*>& path, size_t depth, uint64_t key, uint64_t child) {
+template <class K>
+void inner_layer<K>::insert_at(std::vector<node*>& path, size_t depth, const key& sep, uint64_t child) {
   node* n = path[depth];
   uint32_t cnt = n->count;
-  uint32_t pos = position(n, cnt, key);
-  uint64_t* k = keys(n);
+  uint32_t pos = position(n, cnt, K::probe_of(sep));
   uint64_t* c = kids(n);
   if (cnt < cap_) {
     // Shift right from the end, then fill the hole, then publish the count.
     for (uint32_t i = cnt; i > pos; --i) {
-      st(&k[i], k[i - 1]);
+      set_key(n, i, key_at(n, i - 1));
       st(&c[i + 1], c[i]);
     }
-    st(&k[pos], key);
+    set_key(n, pos, sep);
     st(&c[pos + 1], child);
     st(&n->count, cnt + 1);
     return;
   }
   // Split: the cap + 1 keys (with the new one) around the middle key.
-  std::vector<uint64_t> tk(cap_ + 1), tc(cap_ + 2);
-  for (uint32_t i = 0, j = 0; i <= cap_; ++i) tk[i] = i == pos ? key : k[j++];
+  std::vector<key> tk(cap_ + 1);
+  std::vector<uint64_t> tc(cap_ + 2);
+  for (uint32_t i = 0, j = 0; i <= cap_; ++i) tk[i] = i == pos ? sep : key_at(n, j++);
   for (uint32_t i = 0, j = 0; i <= cap_ + 1; ++i) tc[i] = i == pos + 1 ? child : c[j++];
   uint32_t m = (cap_ + 1) / 2;  // tk[m] moves up
   node* r = make(n->level);
-  for (uint32_t i = m + 1; i <= cap_; ++i) keys(r)[i - m - 1] = tk[i];
+  for (uint32_t i = m + 1; i <= cap_; ++i) set_key(r, i - m - 1, tk[i]);
   for (uint32_t i = m + 1; i <= cap_ + 1; ++i) kids(r)[i - m - 1] = tc[i];
   r->count = cap_ - m;
   if (depth == 0) {
     node* nr = make(n->level + 1);
-    keys(nr)[0] = tk[m];
+    set_key(nr, 0, tk[m]);
     kids(nr)[0] = reinterpret_cast<uint64_t>(n);
     kids(nr)[1] = reinterpret_cast<uint64_t>(r);
     nr->count = 1;
@@ -153,37 +208,42 @@ void inner_layer::insert_at(std::vector<node*>& path, size_t depth, uint64_t key
   // Shrink the left half: count first (readers then stay within the kept
   // prefix), then rewrite the kept slots (the new key may land in them).
   st(&n->count, std::min(cnt, m));
-  for (uint32_t i = 0; i < m; ++i) st(&k[i], tk[i]);
+  for (uint32_t i = 0; i < m; ++i) set_key(n, i, tk[i]);
   for (uint32_t i = 0; i <= m; ++i) st(&c[i], tc[i]);
   st(&n->count, m);
 }
 
-std::string inner_layer::check_node(const node* n, uint64_t lo, bool has_hi, uint64_t hi) const {
-  const uint64_t* k = keys(n);
+template <class K>
+std::string inner_layer<K>::check_node(const node* n, const key& lo, bool has_hi, const key& hi) const {
   const uint64_t* c = kids(n);
   if (n->count > cap_) return "inner node count above capacity";
   for (uint32_t i = 0; i < n->count; ++i) {
-    if (k[i] < lo || (has_hi && k[i] >= hi)) return "inner key outside its parent's range";
-    if (i && k[i - 1] >= k[i]) return "inner keys out of order";
+    key k = key_at(n, i);
+    if (K::less(k, lo) || (has_hi && !K::less(k, hi))) return "inner key outside its parent's range";
+    if (i && !K::less(key_at(n, i - 1), k)) return "inner keys out of order";
   }
   for (uint32_t i = 0; i <= n->count; ++i) {
     if (!c[i]) return "inner node with a null child";
     if (n->level == 1) continue;
     const node* ch = reinterpret_cast<const node*>(c[i]);
     if (ch->level + 1 != n->level) return "inner child on the wrong level";
-    auto e = check_node(ch, i ? k[i - 1] : lo, i < n->count || has_hi, i < n->count ? k[i] : hi);
+    auto e = check_node(ch, i ? key_at(n, i - 1) : lo, i < n->count || has_hi, i < n->count ? key_at(n, i) : hi);
     if (!e.empty()) return e;
   }
   return {};
 }
 
-std::string inner_layer::check(const std::vector<std::pair<uint64_t, uint64_t>>& leaves) const {
+template <class K>
+std::string inner_layer<K>::check(const std::vector<std::pair<key, uint64_t>>& leaves) const {
   if (!root_) return "inner layer has no root";
-  auto e = check_node(root_, 0, false, 0);
+  auto e = check_node(root_, K::k_min, false, K::k_min);
   if (!e.empty()) return e;
   for (auto& [low, off] : leaves)
-    if (find(low) != off) return "inner layer does not route key " + std::to_string(low) + " to its leaf";
+    if (find(K::probe_of(low)) != off) return "inner layer does not route key " + K::describe(low) + " to its leaf";
   return {};
 }
+
+template class inner_layer<u64_keys>;
+template class inner_layer<byte_keys>;
 
 }  // namespace pmindex::btree::detail

@@ -12,18 +12,33 @@
 // the key lies further right, and retry from the top when it lies left.
 // Splits publish the new right node in the parent before shrinking the left
 // one, so a hint is at worst a few leaves to the left while a writer runs.
+//
+// Keys (detail/keys.hpp): u64 separators are one word; a byte separator is
+// its prefix word plus a pointer to its bytes, compared only when the
+// prefixes tie. The bytes are DRAM copies the layer owns (an arena freed
+// with the layer), or with byte_keys::k_dram_separators off, the leaves'
+// fence key blocks in the pool. A reader may see a prefix and a pointer of
+// two different separators (two 8-byte loads): a wrong hint at worst, as
+// every pointer it can see is null (the empty key) or a live copy.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "btree/detail/keys.hpp"
+
 namespace pmindex::btree::detail {
 
+template <class K>
 class inner_layer {
  public:
+  using key = typename K::key;
+  using probe_arg = typename K::probe_arg;
+
   // `capacity`: separator keys per node (children = capacity + 1), >= 3.
   explicit inner_layer(uint32_t capacity);
   ~inner_layer();
@@ -33,15 +48,15 @@ class inner_layer {
   // Replaces the layer by one built bottom-up from the leaf chain:
   // (low fence key, leaf offset) pairs, low keys strictly increasing. Nodes
   // are filled to ~7/8 so the first splits do not cascade. No concurrent use.
-  void build(const std::vector<std::pair<uint64_t, uint64_t>>& leaves);
+  void build(const std::vector<std::pair<key, uint64_t>>& leaves);
 
   // Lock-free: the leaf whose range holds `key` (a hint, see above), or 0 if
   // the reader met a slot a concurrent writer has not filled yet (retry).
-  uint64_t find(uint64_t key) const noexcept;
+  uint64_t find(probe_arg key) const noexcept;
 
   // Adds the leaf `off` whose low fence key is `low` (the new right sibling
   // made by a leaf split). Thread-safe (takes the writer mutex).
-  void insert(uint64_t low, uint64_t off);
+  void insert(const key& low, uint64_t off);
 
   // Seqlock word of the layer: odd while insert() modifies it, bumped by 2 per
   // insert. A find() started at an even version v whose caller then sees v
@@ -53,9 +68,9 @@ class inner_layer {
 
   // Checks node order and that find(low) returns each leaf exactly. No
   // concurrent writers. Empty string when fine.
-  std::string check(const std::vector<std::pair<uint64_t, uint64_t>>& leaves) const;
+  std::string check(const std::vector<std::pair<key, uint64_t>>& leaves) const;
 
-  uint64_t dram_bytes() const noexcept { return nodes_.size() * node_bytes(); }
+  uint64_t dram_bytes() const noexcept { return nodes_.size() * node_bytes() + arena_bytes_; }
   uint64_t nodes() const noexcept { return nodes_.size(); }
   uint32_t height() const noexcept;  // inner levels (>= 1)
   uint32_t capacity() const noexcept { return cap_; }
@@ -65,26 +80,39 @@ class inner_layer {
   struct node {
     uint32_t level;    //  0  1: children are leaf offsets; > 1: node pointers
     uint32_t count;    //  4  separator keys in use; children = count + 1
-    uint64_t slot[1];  //  8  keys[cap], then children[cap + 1]
+    uint64_t slot[1];  //  8  key words[cap], children[cap + 1], then (bytes) key refs[cap]
   };
   // clang-format on
-  uint64_t node_bytes() const noexcept { return 8 + 8 * (2 * uint64_t{cap_} + 1); }
+  static constexpr uint64_t k_arrays = K::k_refs ? 3 : 2;
+  uint64_t node_bytes() const noexcept { return 8 + 8 * (k_arrays * uint64_t{cap_} + 1); }
   uint64_t* keys(node* n) const noexcept { return n->slot; }
   uint64_t* kids(node* n) const noexcept { return n->slot + cap_; }
+  uint64_t* refs(node* n) const noexcept { return n->slot + 2 * cap_ + 1; }
   const uint64_t* keys(const node* n) const noexcept { return n->slot; }
   const uint64_t* kids(const node* n) const noexcept { return n->slot + cap_; }
+  const uint64_t* refs(const node* n) const noexcept { return n->slot + 2 * cap_ + 1; }
+  key key_at(const node* n, uint32_t i) const noexcept;
+  void set_key(node* n, uint32_t i, const key& k) noexcept;
+  key own(const key& k);  // the layer's copy of a separator (bytes)
   node* make(uint32_t level);
   void clear();
   // Index of the child whose range holds key: the number of keys <= key.
-  uint32_t position(const node* n, uint32_t count, uint64_t key) const noexcept;
-  void insert_at(std::vector<node*>& path, size_t depth, uint64_t key, uint64_t child);
-  std::string check_node(const node* n, uint64_t lo, bool has_hi, uint64_t hi) const;
+  uint32_t position(const node* n, uint32_t count, probe_arg key) const noexcept;
+  void insert_at(std::vector<node*>& path, size_t depth, const key& k, uint64_t child);
+  std::string check_node(const node* n, const key& lo, bool has_hi, const key& hi) const;
 
   uint32_t cap_;
   alignas(64) uint64_t version_ = 0;  // own line: read by every operation
   alignas(64) node* root_ = nullptr;  // atomic accesses
   std::mutex mu_;         // writers
   std::vector<node*> nodes_;
+  // Separator copies (bytes): chunks never freed while the layer lives.
+  std::vector<std::unique_ptr<char[]>> arena_;
+  uint64_t arena_left_ = 0, arena_bytes_ = 0;
+  char* arena_next_ = nullptr;
 };
+
+extern template class inner_layer<u64_keys>;
+extern template class inner_layer<byte_keys>;
 
 }  // namespace pmindex::btree::detail

@@ -1,13 +1,26 @@
 // fptree: FPTree (Oukid et al., "FPTree: A Hybrid SCM-DRAM Persistent and
-// Concurrent B-Tree for Storage Class Memory", SIGMOD'16), 8-byte keys and
-// values.
+// Concurrent B-Tree for Storage Class Memory", SIGMOD'16): 8-byte keys and
+// values (keys=u64, the default), or byte-string keys of up to 4096 bytes
+// and values of up to 1 MiB (keys=bytes, as Part Two, VLDB'22, ran it).
 //
 // What it is: leaves in the pool, inner nodes in DRAM, rebuilt from the leaf
 // chain at every open (created, clean or dirty: nothing of them is
 // persisted). Leaves are unsorted with a validity bitmap, one-byte key
 // fingerprints scanned first (one AVX-512/AVX2 compare for 64 slots), a
-// sibling pointer and a lower fence key. Layout: fptree/detail/leaf.hpp;
-// shared tree logic: btree/detail/hybrid_tree.hpp, inner_layer.hpp.
+// sibling pointer and a lower fence key. Fingerprints are compared with the
+// widest SIMD the CPU has (chosen at run time: detail/fingerprint.hpp).
+// Layout: fptree/leaf.hpp; shared tree logic: btree/detail/hybrid_core.hpp,
+// inner_layer.hpp; keys=u64: detail/hybrid_tree.hpp; keys=bytes:
+// detail/hybrid_bytes.hpp and detail/keys.hpp.
+//
+// keys=bytes: the same leaf, each slot {8-byte key prefix, offset of the
+// record's kv block (key, then value)}, the fingerprint a hash of the whole
+// key; a search reads a key's bytes only when fingerprint and prefix match.
+// The low fence word is the offset of a key block made by the split that
+// links the leaf (0 for the head: the empty key); the DRAM inner layer keeps
+// copies of the fences. Commit words: the bitmap (insert, remove, split, as
+// for u64) and the slot's value word (update: a new block, then one 8-byte
+// store; the old block is retired through the epochs once it is durable).
 //
 // Guarantees: durably linearizable insert / update / remove / lookup. The
 // paper's HTM is replaced by an optimistic version lock per leaf (readers
@@ -21,11 +34,17 @@
 // present for the whole scan is returned.
 //
 // Cost (persist mode): insert 2 fences, 3 lines flushed (entry, fingerprint,
-// bitmap; 2 when two share a line); update and remove 1 line, 1 fence; a
-// split (1 insert in ~C/2) adds the new leaf's used lines + 1 line, 2 fences.
+// bitmap); update and remove 1 line, 1 fence; a split (1 insert in ~C/2)
+// adds the new leaf's used lines + 1 line, 2 fences. keys=bytes, with B the
+// lines of the record block (ceil((8 + key + value) / 64), +1 if it
+// straddles a line): insert B + 3 lines, 2 fences (the entry's fence orders
+// the block too); update B + 1 lines, 2 fences (the block is fenced before
+// the swing); remove 1 line, 1 fence; a split adds the fence key block's
+// lines (FptreeBytes.FlushesPerOperation).
 //
 // Caveats: removes never free leaves (an emptied leaf stays and serves later
-// inserts of its range); updates are in place (8-byte values make that
-// failure-atomic). Parameters ("leaf=64,inner=128"): slots per leaf (4..64),
+// inserts of its range); u64 updates are in place (8-byte values make that
+// failure-atomic). keys=bytes sorts a leaf by reading its keys' blocks (a
+// scan reads every returned record's block anyway; a split sorts C keys). Parameters ("leaf=64,inner=128"): slots per leaf (4..64),
 // separator keys per DRAM inner node (3..4096).
 #pragma once

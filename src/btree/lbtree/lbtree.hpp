@@ -1,13 +1,26 @@
 // lbtree: LB+-Tree (Liu et al., "LB+-Trees: Optimizing Persistent Index
-// Performance on 3DXPoint Memory", VLDB'20), 8-byte keys and values.
+// Performance on 3DXPoint Memory", VLDB'20): 8-byte keys and values
+// (keys=u64, the default), or byte-string keys of up to 4096 bytes and values
+// of up to 1 MiB (keys=bytes, as Part Two, VLDB'22, ran it).
 //
 // What it is: 256-byte persistent leaves (4 cache lines, 14 entries) in a
 // chain, DRAM inner nodes (15 separator keys by default) rebuilt from the
 // chain at every open. The leaf header (bitmap, alternate bit, 14 one-byte
 // fingerprints) is 16 bytes in line 0; fingerprints are compared with one
 // 16-byte SIMD compare. Entry moving keeps free slots in line 0 so most
-// inserts write and flush that one line. Layout: lbtree/detail/leaf.hpp;
-// shared tree logic: btree/detail/hybrid_tree.hpp, inner_layer.hpp.
+// inserts write and flush that one line. Layout: lbtree/leaf.hpp; shared
+// tree logic: btree/detail/hybrid_core.hpp, inner_layer.hpp; keys=u64:
+// detail/hybrid_tree.hpp; keys=bytes: detail/hybrid_bytes.hpp, keys.hpp.
+//
+// keys=bytes: the same 256-byte leaf, each slot {8-byte key prefix, offset
+// of the record's kv block (key, then value)}, the fingerprint a hash of the
+// whole key; a search reads a key's bytes only when fingerprint and prefix
+// match. The low fence word is the offset of a key block made by the split
+// that links the leaf (0 for the head: the empty key); the DRAM inner layer
+// keeps copies of the fences. Commit words: meta (insert, remove, entry
+// moves, splits, as for u64) and the slot's value word (update: a new block,
+// then one 8-byte store; the old block is retired through the epochs once
+// the store is durable).
 //
 // Guarantees: durably linearizable insert / update / remove / lookup. The
 // paper's HTM is replaced by optimistic version locks (a striped DRAM table,
@@ -22,7 +35,13 @@
 //
 // Cost (persist mode): insert 1 line + 1 fence when line 0 has a free slot,
 // else 2 lines + 2 fences (entry moving); update, remove 1 line + 1 fence; a
-// split adds 4 + 1 + 1 lines and 3 fences.
+// split adds 4 + 1 + 1 lines and 3 fences. keys=bytes, with B the lines of
+// the record block (ceil((8 + key + value) / 64), +1 if it straddles a
+// line): insert B + 1 lines + 2 fences when line 0 has a free slot (the
+// block lies outside line 0, so it is fenced before the line-0 stores), else
+// B + 2 lines + 2 fences; update B + 1 lines, 2 fences; remove 1 line,
+// 1 fence; a split adds the fence key block's lines
+// (LbtreeBytes.FlushesPerOperation).
 //
 // Caveats: relies, like the paper, on stores to one cache line reaching
 // memory in program order (the crash model's "prefix of its stores").

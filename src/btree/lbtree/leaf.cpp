@@ -2,11 +2,8 @@
 
 #include <algorithm>
 
-#include "btree/detail/fingerprint.hpp"
-
 namespace pmindex::btree::lbtree::detail {
 
-using btree::detail::fingerprint;
 using btree::detail::load_rlx;
 using btree::detail::store_rel;
 
@@ -23,7 +20,8 @@ void put_fp(uint64_t& meta, uint64_t& fp_hi, uint32_t i, uint8_t f) {
 }
 }  // namespace
 
-leaf_ops::leaf_ops(pm::pool& p, const index_config& cfg)
+template <class K>
+leaf_ops<K>::leaf_ops(pm::pool& p, const index_config& cfg)
     : p_(p), locks_(new sync::optimistic_lock[k_stripes]()) {
   inner_cap_ = static_cast<uint32_t>(cfg.u64("inner"));
   // Sibling links hold offset / 64 in 32 bits.
@@ -31,24 +29,15 @@ leaf_ops::leaf_ops(pm::pool& p, const index_config& cfg)
     throw error(errc::unsupported, "lbtree: pools larger than 256 GiB are not supported");
 }
 
-int leaf_ops::slot_of(const leaf* l, uint64_t meta, uint64_t key) const noexcept {
+template <class K>
+int leaf_ops<K>::slot_of(const leaf* l, uint64_t meta, probe_arg key) const noexcept {
   // One 16-byte compare covers the 14 fingerprints (bytes 2..15).
-  uint64_t m = (btree::detail::match_bytes16(reinterpret_cast<const uint8_t*>(l), fingerprint(key)) >> 2) & meta & k_bits;
+  uint64_t m = (btree::detail::match_bytes16(reinterpret_cast<const uint8_t*>(l), K::fp(key)) >> 2) & meta & k_bits;
   for (; m; m &= m - 1) {
     int i = std::countr_zero(m);
-    if (load_rlx(&l->kv[i].key) == key) return i;
+    if (K::matches(p_, &l->kv[i], key)) return i;
   }
   return -1;
-}
-
-size_t leaf_ops::collect(const leaf* l, uint64_t from, record* out) const noexcept {
-  size_t n = 0;
-  for (uint64_t m = btree::detail::load_acq(&l->meta) & k_bits; m; m &= m - 1) {
-    const entry& e = l->kv[std::countr_zero(m)];
-    uint64_t k = load_rlx(&e.key);
-    if (k >= from) out[n++] = {k, load_rlx(&e.value)};
-  }
-  return n;
 }
 
 // Entry moving. If line 0 has a free slot, the entry, its fingerprint and the
@@ -58,16 +47,21 @@ size_t leaf_ops::collect(const leaf* l, uint64_t from, record* out) const noexce
 // of line-0 entries (as many as fit); that line is persisted, then one meta
 // store sets the new bits and clears the moved line-0 bits, freeing line-0
 // slots so the next inserts are single-line again.
-ins leaf_ops::insert(leaf* l, uint64_t key, uint64_t value) {
+// Bytes: the record block (written and flushed by the caller) lies outside
+// the leaf, so the single-line insert fences it before its line-0 stores
+// (one more fence than u64); the entry-moving insert's first fence covers it.
+template <class K>
+ins leaf_ops<K>::insert(leaf* l, probe_arg key, uint64_t value) {
   uint64_t meta = l->meta;
   if (slot_of(l, meta, key) >= 0) return ins::exists;
   uint64_t free = ~meta & k_bits;
   if (!free) return ins::full;
-  uint8_t f = fingerprint(key);
+  uint8_t f = K::fp(key);
   uint64_t fh = l->fp_hi;
   if (free & k_line_mask[0]) {
     uint32_t s = std::countr_zero(free & k_line_mask[0]);
-    store_rel(&l->kv[s].key, key);
+    if constexpr (K::k_blocks) p_.fence();
+    store_rel(&l->kv[s].key, K::key_word(key));
     store_rel(&l->kv[s].value, value);
     put_fp(meta, fh, s, f);
     store_rel(&l->meta, meta | bit(s));
@@ -80,7 +74,7 @@ ins leaf_ops::insert(leaf* l, uint64_t key, uint64_t value) {
   uint64_t dst = free & k_line_mask[k];
   uint32_t s = std::countr_zero(dst);
   dst &= dst - 1;
-  store_rel(&l->kv[s].key, key);
+  store_rel(&l->kv[s].key, K::key_word(key));
   store_rel(&l->kv[s].value, value);
   put_fp(meta, fh, s, f);
   meta |= bit(s);
@@ -99,18 +93,23 @@ ins leaf_ops::insert(leaf* l, uint64_t key, uint64_t value) {
   return ins::done;
 }
 
-bool leaf_ops::update(leaf* l, uint64_t key, uint64_t value) {
+template <class K>
+bool leaf_ops<K>::update(leaf* l, probe_arg key, uint64_t value, uint64_t& old) {
   int i = slot_of(l, l->meta, key);
   if (i < 0) return false;
-  // One aligned 8-byte store: failure-atomic in place. Durable before unlock.
+  // One aligned 8-byte store (the value, or a record block the caller made
+  // durable): failure-atomic in place. Durable before unlock.
+  old = l->kv[i].value;
   store_rel(&l->kv[i].value, value);
   p_.persist(&l->kv[i].value, 8);
   return true;
 }
 
-bool leaf_ops::remove(leaf* l, uint64_t key) {
+template <class K>
+bool leaf_ops<K>::remove(leaf* l, probe_arg key, uint64_t& old) {
   int i = slot_of(l, l->meta, key);
   if (i < 0) return false;
+  old = l->kv[i].value;
   store_rel(&l->meta, l->meta & ~bit(i));
   p_.persist(&l->meta, 8);  // durable before the unlock
   return true;
@@ -123,13 +122,17 @@ bool leaf_ops::remove(leaf* l, uint64_t key) {
 // invisible while alt points at the other slot. Then ONE 8-byte store of
 // l.meta clears the moved records' bits and flips alt: before it is durable
 // the split never happened (r is unreachable and tracing recovery frees it),
-// after it the split is complete. No repair is ever needed.
-uint64_t leaf_ops::split(leaf* l, uint64_t r_off, leaf* r, uint64_t key, uint64_t value) {
+// after it the split is complete. No repair is ever needed. Bytes: records
+// never move (r's slots name l's record blocks); r's fence key block is made
+// first (the one allocation that can fail, l unchanged) and fenced with r.
+template <class K>
+typename leaf_ops<K>::key leaf_ops<K>::split(leaf* l, uint64_t r_off, leaf* r, probe_arg key, uint64_t value) {
   uint64_t meta = l->meta;
   uint32_t idx[k_slots];
   for (uint32_t i = 0; i < k_slots; ++i) idx[i] = i;
-  std::sort(idx, idx + k_slots, [&](uint32_t a, uint32_t b) { return l->kv[a].key < l->kv[b].key; });
-  const uint64_t s = l->kv[idx[k_slots / 2]].key;
+  std::sort(idx, idx + k_slots, [&](uint32_t a, uint32_t b) { return K::less(key_at(l, a), key_at(l, b)); });
+  const auto s = key_at(l, idx[k_slots / 2]);
+  const uint64_t low = K::make_low(p_, s);  // bytes: may throw pool_full
   std::memset(static_cast<void*>(r), 0, sizeof(leaf));
   uint64_t rm = 0, rfh = 0, moved = 0;
   uint32_t slot = 3;
@@ -140,13 +143,13 @@ uint64_t leaf_ops::split(leaf* l, uint64_t r_off, leaf* r, uint64_t key, uint64_
     rm |= bit(slot);
     moved |= bit(j);
   }
-  if (key >= s) {
-    r->kv[slot] = {key, value};
-    put_fp(rm, rfh, slot, fingerprint(key));
+  if (!K::less(key, s)) {
+    r->kv[slot] = {K::key_word(key), value};
+    put_fp(rm, rfh, slot, K::fp(key));
     rm |= bit(slot);
   }
   const uint32_t alt = (meta >> 14) & 1;
-  r->low = s;
+  r->low = low;
   r->next[0] = l->next[alt];
   r->fp_hi = rfh;
   r->meta = rm;  // alt = 0
@@ -155,23 +158,31 @@ uint64_t leaf_ops::split(leaf* l, uint64_t r_off, leaf* r, uint64_t key, uint64_
   p_.persist(&l->next[alt ^ 1], 4);  // the spare link durable before the flip
   store_rel(&l->meta, (meta & ~moved) ^ k_alt);
   p_.persist(&l->meta, 8);  // commit
-  return s;
+  return K::low(p_, low);
 }
 
-std::string leaf_ops::check(const leaf* l, bool has_next, uint64_t next_low) const {
+// Bytes: the caller has checked every valid slot's record block.
+template <class K>
+std::string leaf_ops<K>::check(const leaf* l, bool has_next, const key& next_low) const {
   if (l->meta & bit(15)) return "reserved meta bit set";
-  uint64_t keys[k_slots];
+  const key lo = low(l);
+  key keys[k_slots];
   uint32_t n = 0;
   for (uint64_t m = l->meta & k_bits; m; m &= m - 1) {
     int i = std::countr_zero(m);
-    uint64_t k = l->kv[i].key;
-    if (k < l->low || (has_next && k >= next_low)) return "key " + std::to_string(k) + " outside the leaf fences";
-    if (fp_of(l, i) != fingerprint(k)) return "wrong fingerprint for key " + std::to_string(k);
+    key k = key_at(l, i);
+    if (K::less(k, lo) || (has_next && !K::less(k, next_low)))
+      return K::describe(k) + " outside the leaf fences";
+    if (fp_of(l, i) != K::fp_of(k)) return "wrong fingerprint for " + K::describe(k);
     keys[n++] = k;
   }
-  std::sort(keys, keys + n);
-  if (std::adjacent_find(keys, keys + n) != keys + n) return "duplicate key in a leaf";
+  std::sort(keys, keys + n, K::less);
+  for (uint32_t i = 1; i < n; ++i)
+    if (!K::less(keys[i - 1], keys[i])) return "duplicate key in a leaf";
   return {};
 }
+
+template class leaf_ops<btree::detail::u64_keys>;
+template class leaf_ops<btree::detail::byte_keys>;
 
 }  // namespace pmindex::btree::lbtree::detail

@@ -1,0 +1,405 @@
+// The part FPTree and LB+-Tree share: a B+-tree whose leaves live in the
+// pool as a singly linked chain (the only durable structure) and whose inner
+// nodes live in DRAM (detail/inner_layer.hpp) and are rebuilt from the chain
+// at every open. The leaf format and its persistence protocol come from a
+// leaf policy `Ops` (fptree/leaf.hpp, lbtree/leaf.hpp), a template over the
+// key kind `Ops::keys` (detail/keys.hpp: u64_keys or byte_keys):
+//
+//   using leaf, keys;  k_name; k_magic;  Ops(pm::pool&, const index_config&)
+//   leaf_bytes(), max_entries(), inner_capacity(), dram_bytes()
+//   init(l, low)                      empty leaf, no sibling (caller persists)
+//   low(l), low_word(l), next(l)      fence key (immutable), live sibling offset
+//   live(l), slot(l, i)               valid-slot bitmap (acquire load), slot i's words
+//   lock(off, l) -> sync::optimistic_lock&
+//   find(l, key, w&)                  optimistic read (caller validates)
+//   insert(l, key, w) -> ins, update(l, key, w, old&), remove(l, key, old&)
+//        lock held; durable on return (w: the value, or a record block)
+//   split(l, r_off, r, key, w) -> low of r    lock held on a full l; r fresh;
+//        links and commits r durably; inserts key into r when key >= low of r
+//   recover(l, next_leaf_or_null, dirty), count(l), check(l, has_next, next_low)
+//
+// Fence keys make the (lock-free, possibly stale) inner layer a hint: leaf L
+// covers [low(L), low(next(L))); low never changes and next(L) changes only
+// under L's lock, so a leaf whose fences hold the key under a validated
+// version is the right one (B-link style: move right when the key is beyond
+// the right fence, restart when it is left of the low fence). The fence
+// check costs a read of the sibling leaf, so it is skipped when the inner
+// layer's seqlock version did not move between the find() and the moment
+// the leaf is locked or snapshotted (no split happened: the hint is exact).
+//
+// Synchronisation (the originals use HTM, which this machine lacks): one
+// optimistic version lock per leaf. Writers lock the leaf, make the change
+// durable (flush + fence) and only then unlock, so a reader, which validates
+// the leaf's version after reading, never returns anything a crash could
+// still undo (durable linearizability). Split writers also take the inner
+// layer's mutex (lock order: leaf, then inner layer). Leaves are never freed
+// while the index is open, and inner nodes never before it is destroyed.
+// The u64 layout retires nothing, so it needs no epochs; the byte layout
+// retires record blocks (hybrid_bytes.hpp) and pins every operation.
+//
+// Scans: forward, count-bounded, in key order. Each leaf is read as one
+// validated snapshot (its entries sorted on the way out); the scan as a whole
+// is not atomic: every returned record was present at the moment its leaf was
+// read, keys are strictly increasing, and a record present for the whole
+// scan is returned.
+//
+// Recovery (every open): the chain is walked from the anchor, every link
+// checked to lie in the heap and (bytes) every fence key block and, on a
+// dirty open, every record block validated before it is read (errc::corrupt
+// otherwise); the policy repairs each leaf; the inner layer is built from
+// the (low key, leaf) pairs. Nothing is allocated.
+//
+// Empty leaves stay in the chain (removes never free a leaf) and take later
+// inserts of their key range; nothing leaks, but space of emptied ranges is
+// not given back.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "btree/detail/inner_layer.hpp"
+#include "btree/detail/keys.hpp"
+#include "common/root_block.hpp"
+#include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
+#include "pmindex/sync/optimistic_lock.hpp"
+
+namespace pmindex::btree::detail {
+
+enum class ins : uint8_t { done, exists, full };
+
+// clang-format off
+// The pool root: one 64-byte block, written once at creation.
+struct anchor {
+  uint64_t magic;       //  0  Ops::k_magic
+  uint64_t head;        //  8  offset of the leftmost leaf (low key: the smallest; never changes)
+  uint64_t leaf_bytes;  // 16  allocation size of every leaf
+  uint64_t reserved[5]; // 24
+};
+// clang-format on
+inline constexpr uint64_t k_anchor_bytes = 64;
+
+template <class Ops>
+class hybrid_core {
+ public:
+  using K = typename Ops::keys;
+  using leaf = typename Ops::leaf;
+  using key = typename K::key;
+  using probe_arg = typename K::probe_arg;
+
+  hybrid_core(pm::pool& p, open_kind kind, const index_config& cfg)
+      : p_(p), ops_(p, cfg), inner_(ops_.inner_capacity()) {
+    if (kind == open_kind::created) {
+      uint64_t h = p_.alloc_or_throw(ops_.leaf_bytes());
+      leaf* hl = at(h);
+      std::memset(static_cast<void*>(hl), 0, ops_.leaf_bytes());
+      ops_.init(hl, 0);
+      p_.persist(hl, ops_.leaf_bytes());  // the head leaf, durable before the anchor names it
+      anchor_ = common::create_root<anchor>(p_, Ops::k_magic, [&](anchor& a) {
+        a.head = h;
+        a.leaf_bytes = ops_.leaf_bytes();
+      }, k_anchor_bytes);
+      inner_.build({{K::k_min, h}});
+      return;
+    }
+    anchor_ = common::attach_root<anchor>(p_, Ops::k_magic, Ops::k_name, k_anchor_bytes);
+    if (anchor_->leaf_bytes != ops_.leaf_bytes())
+      throw error(errc::corrupt, std::string(Ops::k_name) + ": leaf size in the pool does not match its parameters");
+    rebuild(kind == open_kind::dirty);
+  }
+
+  Ops& ops() noexcept { return ops_; }
+  leaf* at(uint64_t off) const noexcept { return p_.ptr<leaf>(off); }
+
+  // Inserts (key, w); a full leaf splits. Throws error(pool_full) with
+  // nothing changed when no leaf (or fence key block) can be allocated.
+  ins insert(probe_arg key, uint64_t w) {
+    uint64_t off = lock_leaf(key);
+    leaf* l = at(off);
+    auto& lk = ops_.lock(off, l);
+    ins r = ops_.insert(l, key, w);
+    if (r == ins::full) {
+      uint64_t roff = p_.alloc(ops_.leaf_bytes());
+      if (!roff) {
+        lk.unlock();  // nothing changed
+        throw error(errc::pool_full, std::string(Ops::k_name) + ": the pool is full");
+      }
+      typename K::key low;
+      try {
+        low = ops_.split(l, roff, at(roff), key, w);
+      } catch (...) {  // no fence key block: l untouched, r never linked
+        p_.free(roff);
+        lk.unlock();
+        throw;
+      }
+      inner_.insert(low, roff);
+      r = K::less(key, low) ? ops_.insert(l, key, w) : ins::done;  // split() placed it in r otherwise
+      PMINDEX_ASSERT(r == ins::done);
+    }
+    lk.unlock();
+    return r;
+  }
+
+  // Stores w in key's slot; `old` gets the word it replaced.
+  bool update(probe_arg key, uint64_t w, uint64_t& old) {
+    uint64_t off = lock_leaf(key);
+    leaf* l = at(off);
+    bool ok = ops_.update(l, key, w, old);
+    ops_.lock(off, l).unlock();
+    return ok;
+  }
+
+  // `old` gets the removed slot's value word.
+  bool remove(probe_arg key, uint64_t& old) {
+    uint64_t off = lock_leaf(key);
+    leaf* l = at(off);
+    bool ok = ops_.remove(l, key, old);
+    ops_.lock(off, l).unlock();
+    return ok;
+  }
+
+  // Runs f(leaf*) on the leaf whose fences hold key, as an optimistic read
+  // repeated until it validates; returns the leaf's offset.
+  template <class F>
+  uint64_t read_leaf(probe_arg key, F&& f) {
+    for (;;) {
+      uint64_t gv = inner_.version();
+      uint64_t off = inner_.find(key);
+      for (bool direct = true; off;) {
+        leaf* l = at(off);
+        auto& lk = ops_.lock(off, l);
+        uint64_t v = lk.read_begin();
+        if (!(direct && exact(gv))) {
+          // n is 0 or a leaf offset even when torn with a writer (next words
+          // only ever hold leaf offsets), so reading its low key is safe.
+          uint64_t n = ops_.next(l);
+          if (K::less(key, ops_.low(l))) {
+            if (lk.validate(v)) break;  // restart from the top
+            continue;
+          }
+          if (n && !K::less(key, ops_.low(at(n)))) {
+            if (lk.validate(v)) {
+              off = n;
+              direct = false;
+            }
+            continue;
+          }
+        }
+        f(l);
+        if (lk.validate(v)) return off;
+        direct = false;  // the leaf changed: a split may have moved the key
+      }
+      sync::optimistic_lock::backoff(0);
+    }
+  }
+
+  // The valid slots of l whose key is >= from, as {key, value} words
+  // (record or entry). An optimistic read: the caller validates.
+  template <class Rec>
+  size_t collect(const leaf* l, const typename K::probe& from, Rec* out) const noexcept {
+    size_t n = 0;
+    for (uint64_t m = ops_.live(l); m; m &= m - 1) {
+      const entry* e = ops_.slot(l, std::countr_zero(m));
+      uint64_t k = load_rlx(&e->key), v = load_acq(&e->value);
+      if (!K::less(K::of(p_, k, v), from)) out[n++] = {k, v};
+    }
+    return n;
+  }
+
+  // Walks the leaves from the one holding `lower`: emit(buf, m) gets each
+  // leaf's records >= lower (one validated snapshot, unsorted) and returns
+  // false to stop; it may raise `lower` (read again for every leaf).
+  template <class Rec, class Emit>
+  void scan_leaves(const typename K::probe& lower, Rec* buf, Emit&& emit) {
+    uint64_t off = read_leaf(lower, [](leaf*) {});
+    while (off) {
+      leaf* l = at(off);
+      auto& lk = ops_.lock(off, l);
+      uint64_t v = lk.read_begin();
+      size_t m = collect(l, lower, buf);
+      uint64_t n = ops_.next(l);
+      if (!lk.validate(v)) continue;  // a writer changed the leaf: read it again
+      if (!emit(buf, m)) return;
+      off = n;
+    }
+  }
+
+  // No concurrent writers.
+  check_result check() {
+    std::vector<std::pair<key, uint64_t>> leaves;
+    for (uint64_t off = anchor_->head; off;) {
+      if (!leaf_in_heap(off)) return check_result::fail("leaf link outside the heap");
+      if (!p_.is_allocated(off)) return check_result::fail("leaf " + std::to_string(off) + " is not allocated");
+      leaf* l = at(off);
+      uint64_t n = ops_.next(l);
+      if (n && !leaf_in_heap(n)) return check_result::fail("leaf link outside the heap");
+      if constexpr (K::k_blocks) {
+        for (uint64_t b : {ops_.low_word(l), n ? ops_.low_word(at(n)) : 0})
+          if (!K::valid_low(p_, b) || (b && !p_.is_allocated(b)))
+            return check_result::fail("leaf " + std::to_string(off) + ": bad fence key block");
+        auto e = check_records(l);
+        if (!e.empty()) return check_result::fail("leaf " + std::to_string(off) + ": " + e);
+      }
+      key low = ops_.low(l);
+      if (leaves.empty() && K::less(K::k_min, low)) return check_result::fail("head leaf with a nonzero low key");
+      if (!leaves.empty() && !K::less(leaves.back().first, low))
+        return check_result::fail("leaf low keys out of order at " + K::describe(low));
+      if (ops_.lock(off, l).is_locked()) return check_result::fail("leaf left locked");
+      auto e = ops_.check(l, n != 0, n ? ops_.low(at(n)) : K::k_min);
+      if (!e.empty()) return check_result::fail("leaf " + std::to_string(off) + ": " + e);
+      leaves.emplace_back(low, off);
+      if (leaves.size() > p_.size() / ops_.leaf_bytes()) return check_result::fail("leaf chain has a cycle");
+      off = n;
+    }
+    auto e = inner_.check(leaves);
+    if (!e.empty()) return check_result::fail(e);
+    return {};
+  }
+
+  void trace(pm::pool::trace_sink& sink) {
+    sink.add(p_.off(anchor_), k_anchor_bytes);
+    for (uint64_t off = anchor_->head; off; off = ops_.next(at(off))) {
+      sink.add(off, ops_.leaf_bytes());
+      if constexpr (K::k_blocks) {
+        const leaf* l = at(off);
+        if (uint64_t b = ops_.low_word(l)) sink.add(b, common::kv_block_size(p_, b));
+        for (uint64_t m = ops_.live(l); m; m &= m - 1) {
+          uint64_t b = ops_.slot(l, std::countr_zero(m))->value;
+          sink.add(b, common::kv_block_size(p_, b));
+        }
+      }
+    }
+  }
+
+  index_stats stats() {
+    index_stats s;
+    uint64_t leaves = 0;
+    for (uint64_t off = anchor_->head; off; off = ops_.next(at(off))) {
+      s.records += ops_.count(at(off));
+      ++leaves;
+    }
+    auto u = p_.usage();
+    s.pm_bytes_used = u.used_bytes;
+    s.pm_bytes_reserved = u.reserved_bytes;
+    s.dram_bytes = u.dram_bytes + sizeof(*this) + inner_.dram_bytes() + ops_.dram_bytes();
+    s.extra = {{"leaves", double(leaves)},
+               {"leaf_bytes", double(ops_.leaf_bytes())},
+               {"inner_nodes", double(inner_.nodes())},
+               {"inner_height", double(inner_.height())},
+               {"inner_dram_bytes", double(inner_.dram_bytes())},
+               {"rebuild_seconds", rebuild_seconds_},
+               {"rebuild_leaves", double(rebuild_leaves_)}};
+    return s;
+  }
+
+ private:
+  // True if the leaf reached directly from an inner_.find() that started at
+  // inner version gv is certainly the right one (no split since: see
+  // inner_layer::version()). Call after locking / snapshotting the leaf.
+  bool exact(uint64_t gv) const noexcept { return !(gv & 1) && inner_.version() == gv; }
+
+  bool leaf_in_heap(uint64_t off) const noexcept {
+    return off >= p_.header().heap_offset && off % 64 == 0 && off + ops_.leaf_bytes() <= p_.size();
+  }
+
+  // Finds and locks the leaf whose fences hold key; returns its offset.
+  uint64_t lock_leaf(probe_arg key) {
+    for (;;) {
+      uint64_t gv = inner_.version();
+      uint64_t off = inner_.find(key);
+      for (bool direct = true; off; direct = false) {
+        leaf* l = at(off);
+        auto& lk = ops_.lock(off, l);
+        lk.lock();
+        if (direct && exact(gv)) return off;
+        if (K::less(key, ops_.low(l))) {  // stale hint from the inner layer: restart
+          lk.unlock();
+          break;
+        }
+        uint64_t n = ops_.next(l);
+        if (n && !K::less(key, ops_.low(at(n)))) {  // a split moved the range right
+          lk.unlock();
+          off = n;
+          continue;
+        }
+        return off;
+      }
+      sync::optimistic_lock::backoff(0);
+    }
+  }
+
+  // Bytes: each valid slot names an allocated record block whose key starts
+  // with the slot's prefix word (fences and fingerprints: ops_.check()).
+  std::string check_records(const leaf* l) const {
+    for (uint64_t m = ops_.live(l); m; m &= m - 1) {
+      const entry* e = ops_.slot(l, std::countr_zero(m));
+      if (!K::valid_record(p_, e->value) || !p_.is_allocated(e->value))
+        return "slot " + std::to_string(std::countr_zero(m)) + ": bad record block";
+      if (key_prefix(common::kv_key(p_, e->value)) != e->key)
+        return "slot " + std::to_string(std::countr_zero(m)) + ": record block does not match its slot";
+    }
+    return {};
+  }
+
+  // Every open: walk the chain (validating links and, for byte keys, the
+  // blocks recovery reads), let the policy repair and reset each leaf, and
+  // build the inner layer. Allocates no PM.
+  void rebuild(bool dirty) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto corrupt = [](const char* what) { return error(errc::corrupt, std::string(Ops::k_name) + ": " + what); };
+    std::vector<std::pair<key, uint64_t>> leaves;
+    uint64_t off = anchor_->head;
+    if (!leaf_in_heap(off)) throw corrupt("head leaf outside the heap");
+    while (off) {
+      leaf* l = at(off);
+      uint64_t n = ops_.next(l);
+      if (n && !leaf_in_heap(n)) throw corrupt("leaf link outside the heap");
+      if constexpr (K::k_blocks) {
+        if (!K::valid_low(p_, ops_.low_word(l)) || (n && !K::valid_low(p_, ops_.low_word(at(n)))))
+          throw corrupt("fence key block outside the heap or too long");
+        if (dirty)
+          for (uint64_t m = ops_.live(l); m; m &= m - 1)
+            if (!K::valid_record(p_, ops_.slot(l, std::countr_zero(m))->value))
+              throw corrupt("record block outside the heap or too long");
+      }
+      key low = ops_.low(l);
+      if (leaves.empty() ? K::less(K::k_min, low) : !K::less(leaves.back().first, low))
+        throw corrupt("leaf fence keys out of order");
+      ops_.recover(l, n ? at(n) : nullptr, dirty);
+      leaves.emplace_back(low, off);
+      off = n;
+    }
+    if (dirty) p_.fence();  // repairs durable before the index is used
+    inner_.build(leaves);
+    rebuild_leaves_ = leaves.size();
+    rebuild_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  pm::pool& p_;
+  Ops ops_;
+  inner_layer<K> inner_;
+  anchor* anchor_ = nullptr;
+  double rebuild_seconds_ = 0;
+  uint64_t rebuild_leaves_ = 0;
+};
+
+// What both layouts' index classes share: the core, and check(), trace(),
+// stats() (Base: u64_index or bytes_index).
+template <class Base, class Ops>
+class hybrid_index : public Base {
+ public:
+  check_result check() override { return core_.check(); }
+  void trace(pm::pool::trace_sink& sink) override { core_.trace(sink); }
+  index_stats stats() override { return core_.stats(); }
+
+ protected:
+  hybrid_index(pm::pool& p, open_kind kind, const index_config& cfg) : Base(p), core_(p, kind, cfg) {}
+  hybrid_core<Ops> core_;
+};
+
+}  // namespace pmindex::btree::detail
