@@ -110,14 +110,15 @@ crash::config read_config(args& a) {
   if (auto name = a.str("dataset", ""); !name.empty()) {
     // Keys from a bench dataset (seeded like the history), values from
     // bench's value_bytes; see bench/dataset.hpp.
-    std::shared_ptr<const bench::dataset> ds = bench::make_dataset(name, c.seed);
+    std::shared_ptr<const bench::dataset> ds = bench::make_dataset(name, c.seed, bench::key_universe::sparse, /*quiet=*/true);
     c.dataset = crash::key_source{name, ds->integer_keys(), ds->size(), [ds](uint64_t id) {
                                     std::string buf;
                                     return std::string(ds->key(id, buf));
                                   }};
   }
   c.value_size = a.u64("value-size", c.value_size);
-  c.values = {bench::value_bytes, bench::value_matches};
+  c.values = {[](uint64_t id, size_t size, std::string& out) { bench::value_bytes(id, size, out); },
+              bench::value_matches};
   return c;
 }
 

@@ -60,7 +60,7 @@ PY
 "$PM" bench --index null --workload ycsb-c --key-space 2^63 "${small[@]}" > /dev/null || fail "2^63 key space"
 
 # Datasets: `pmindex keys` on every generator; the byte path on a byte index
-# (canary takes only u64 keys: skipped, not failed); a .gz key file; scans.
+# an index that cannot take the values is skipped; a .gz key file; scans.
 for d in names wiki urls u64-bytes; do
   "$PM" keys --dataset $d -n 20000 > "$DIR/keys.txt" || fail "keys --dataset $d exited $?"
   grep -q "all distinct" "$DIR/keys.txt" || fail "keys --dataset $d: not all distinct"
@@ -70,8 +70,13 @@ done
 "$PM" bench --index stdmap,canary --dataset names --value-size 100 --workload ycsb-a,scan=1:100 "${small[@]}" \
   --json "$DIR/names.json" > "$DIR/names.txt" || fail "bench --dataset names exited $?"
 cat "$DIR/names.txt"
-[ "$(grep -c ' ok$' "$DIR/names.txt")" -eq 2 ] || fail "names: expected 2 checked rows"
-grep -q "^skipped: canary (takes no byte keys" "$DIR/names.txt" || fail "canary not reported as skipped"
+[ "$(grep -c ' ok$' "$DIR/names.txt")" -eq 4 ] || fail "names: expected 4 checked rows"
+# An index that cannot take the run is skipped, not failed: canary takes
+# values up to 1 MiB, stdmap up to 16 MiB.
+"$PM" bench --index stdmap,canary --dataset names --value-size 1100000 -n 20 -p 40 --workload ycsb-c \
+  --no-progress > "$DIR/skip.txt" || fail "bench with a skipped index exited $?"
+grep -q "^stdmap .* ok$" "$DIR/skip.txt" || fail "skip: stdmap did not run"
+grep -q "^skipped: canary (takes values up to 1048576 bytes" "$DIR/skip.txt" || fail "canary not reported as skipped"
 python3 - "$DIR/names.json" <<'PY' || fail "dataset and value size in the JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))

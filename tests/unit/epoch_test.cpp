@@ -155,6 +155,10 @@ TEST(Epoch, NoUseAfterFreeUnderTwoThreads) {
   });
   uint32_t w = m.register_slot();
   for (uint64_t i = 1; i <= n; ++i) {
+    // Half-way, wait until the reader has run (a loaded machine may not
+    // schedule it before the writer is done): the check needs overlap.
+    if (i == n / 2)
+      while (reads.load(std::memory_order_relaxed) < 100) std::this_thread::yield();
     obj* old = shared.exchange(&objs[i], std::memory_order_acq_rel);
     m.retire(w, reinterpret_cast<uint64_t>(old));
   }

@@ -1,5 +1,6 @@
 #include "basic/canary/canary.hpp"
 
+#include <algorithm>
 #include <immintrin.h>
 
 #include <atomic>
@@ -165,11 +166,13 @@ class canary_index final : public u64_index {
 
  private:
   uint64_t alloc_size(uint32_t h) const {
-    uint64_t s = node_size(h);
-    return mut_.on(mutant::torn_16byte) && s < k_shadow_offset + 8 ? k_shadow_offset + 8 : s;
+    return mut_.on(mutant::torn_16byte) ? shadow_offset(h) + 8 : node_size(h);
   }
+  // Past the node's links (a tall node's next[5] is at offset 64) and never
+  // in the value's line.
+  static uint64_t shadow_offset(uint32_t h) { return std::max(k_shadow_offset, node_size(h)); }
   static uint64_t& shadow(node* n) {
-    return *reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(n) + k_shadow_offset);
+    return *reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(n) + shadow_offset(n->height));
   }
 
   using list_t = skiplist<node>;

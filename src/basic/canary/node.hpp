@@ -30,7 +30,8 @@ struct root {
 
 inline constexpr uint64_t node_size(uint32_t height) { return 24 + 8 * uint64_t{height}; }
 inline constexpr uint64_t k_root_size = 16 + node_size(k_max_height);
-// torn_16byte mutant: a shadow copy of the value in the node's second line.
+// torn_16byte mutant: a shadow copy of the value in the node's second line
+// (or past its links, whichever is later).
 inline constexpr uint64_t k_shadow_offset = 64;
 
 // keys=bytes: the node holds no key; its kv word names an immutable kv block
