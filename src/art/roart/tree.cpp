@@ -224,20 +224,35 @@ bool tree::scan_node(uint64_t w, unsigned pos, std::string_view from, bool bound
 template <class Sink>
 bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink) {
   fresh(a);
-  const common::kv_block* got[k_slots];
+  // Every leaf is a block of its own: prefetch them all before reading any,
+  // so their misses overlap.
+  struct ent {
+    uint64_t head;  // the key's first 8 bytes, big-endian, zero padded: most compares end here
+    const common::kv_block* b;
+  };
+  const common::kv_block* blk[k_slots];
+  unsigned m = 0;
+  for (uint64_t bm = a->bitmap; bm; bm &= bm - 1)
+    if (uint64_t s = load_acq(&a->slot[std::countr_zero(bm)])) {
+      blk[m] = leaf_at(s);
+      __builtin_prefetch(blk[m]);
+      ++m;
+    }
+  ent got[k_slots];
   unsigned k = 0;
-  for (uint64_t bm = a->bitmap; bm; bm &= bm - 1) {
-    uint64_t s = load_acq(&a->slot[std::countr_zero(bm)]);
-    if (!s) continue;
-    const common::kv_block* b = leaf_at(s);
-    if (bounded && common::kv_key(b) < from) continue;
-    got[k++] = b;
+  for (unsigned i = 0; i < m; ++i) {
+    std::string_view key = common::kv_key(blk[i]);
+    if (bounded && key < from) continue;
+    uint64_t h = 0;
+    std::memcpy(&h, key.data(), std::min<size_t>(8, key.size()));
+    got[k++] = {__builtin_bswap64(h), blk[i]};
   }
-  std::sort(got, got + k, [](const common::kv_block* x, const common::kv_block* y) {
-    return common::kv_key(x) < common::kv_key(y);
+  std::sort(got, got + k, [](const ent& x, const ent& y) {
+    if (x.head != y.head) return x.head < y.head;
+    return common::kv_key(x.b) < common::kv_key(y.b);
   });
   for (unsigned i = 0; i < k; ++i)
-    if (!sink(got[i])) return false;
+    if (!sink(got[i].b)) return false;
   return true;
 }
 
