@@ -11,7 +11,7 @@ index_entry make_entry() {
   e.family = "art";
   e.description = "ROART: ART with 64-slot leaf arrays, one leaf per record, generation-based instant recovery";
   e.paper = "ROART (FAST'21)";
-  e.concurrent = true;  // one reader-writer lock
+  e.concurrent = true;  // optimistic lookups; writers serialized; scans shared
   e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = tree::k_max_key;

@@ -55,20 +55,23 @@
 // that stopped mid-array returned the wrong subset). Fingerprints hash the
 // key as unsigned bytes (the original took a signed char).
 //
-// Threads: one std::shared_mutex (writers exclusive, lookups and scans
-// shared); a writer persists before it unlocks, so readers never see an
-// unpersisted state, and scans and ranges are atomic snapshots. Leaves and
-// nodes a writer unlinks are freed right after the unlink is durable: no
-// reader can hold them while the writer holds the lock exclusively. The
-// original's per-node optimistic locks are not implemented (see the report
-// in the branch history): the per-node lock word is used only for the lazy
-// rebuild, which readers may race on.
-//
+// Threads: lookups take no tree lock: an optimistic descent (optimistic
+// lock coupling, Leis et al.) reads each node's version before its fields and
+// validates it after them, restarting when a writer intervened or the node
+// was replaced (obsolete bit). Writers hold one std::shared_mutex exclusively
+// (so writers are serialized) and, around each commit store AND its flush
+// and fence, the lock word of the node holding that word: a lookup that read
+// the new value fails validation until it is durable, so no lookup returns a
+// state a crash could take back. Scans and ranges hold the mutex shared, so
+// they are atomic snapshots. Unlinked leaves and nodes are retired through
+// the pool's epochs (lookups run pinned). What is missing against the
+// original: writers on different nodes do not run in parallel.
 // Caveats: 48-bit offsets (pools below 256 TiB); keys up to 4096 bytes,
 // values up to 1 MiB; space as the original: a leaf array is 576 bytes
 // whatever its fill.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -203,22 +206,50 @@ class tree final : public bytes_index {
     auto k = static_cast<kind>(n->kind);
     return reinterpret_cast<const char*>(n) + k_inner_header + 8 * capacity(k) + index_bytes(k);
   }
-  // Makes a node's volatile fields current (see the header): a stale node
-  // rebuilds them under its lock word. Safe beside other readers.
+  // --- lock words {generation: 32, version: 32}: bit 0 locked, bit 1
+  // obsolete (replaced), the version in steps of 4. A word of an older
+  // generation is stale whatever its bits (see the header).
+  static constexpr uint64_t k_locked = 1, k_obsolete = 2, k_step = 4;
+  // Makes a node's volatile fields current: a stale node rebuilds them under
+  // its lock word taken by CAS; waits while another thread rebuilds. Safe
+  // beside lookups and other readers.
   void fresh(uint64_t* lock, leaf_array* a, inner* n);
   void fresh(leaf_array* a) {
-    if (__atomic_load_n(&a->lock, __ATOMIC_ACQUIRE) >> 32 != gen_) [[unlikely]] fresh(&a->lock, a, nullptr);
+    if (!current(__atomic_load_n(&a->lock, __ATOMIC_ACQUIRE))) [[unlikely]] fresh(&a->lock, a, nullptr);
   }
   void fresh(inner* n) {
-    if (__atomic_load_n(&n->lock, __ATOMIC_ACQUIRE) >> 32 != gen_) [[unlikely]] fresh(&n->lock, nullptr, n);
+    if (!current(__atomic_load_n(&n->lock, __ATOMIC_ACQUIRE))) [[unlikely]] fresh(&n->lock, nullptr, n);
+  }
+  bool current(uint64_t w) const { return (w >> 32) == gen_ && !(w & k_locked); }
+  // Optimistic readers (lookups): the version to validate, waiting while a
+  // writer holds the node (its odd version covers the store AND its flush,
+  // so a validated read never returns an unpersisted state).
+  uint64_t read_version(uint64_t* lock, leaf_array* a, inner* n);
+  static bool validate(const uint64_t* lock, uint64_t v) {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return __atomic_load_n(lock, __ATOMIC_RELAXED) == v;
+  }
+  // Writers (the exclusive lock held: no other writer; a lookup may be
+  // rebuilding a stale node, so the lock is a CAS on a current word).
+  void write_lock(uint64_t* lock);
+  static void write_unlock(uint64_t* lock) { __atomic_fetch_add(lock, k_step - k_locked, __ATOMIC_RELEASE); }
+  // Unlocks and marks a replaced node: lookups inside it restart.
+  static void write_obsolete(uint64_t* lock) {
+    uint64_t w = __atomic_load_n(lock, __ATOMIC_RELAXED);
+    __atomic_store_n(lock, ((w & ~k_locked) + k_step) | k_obsolete, __ATOMIC_RELEASE);
   }
   uint64_t* find_child(inner* n, unsigned b);
   bool bitmap_trusted() const;
 
   // --- reads (tree.cpp)
-  // The slot (leaf-array slot or end-of-key word) that names key's leaf, or
-  // null; *in (if given) the leaf array holding it, null for end-of-key.
-  uint64_t* find(std::string_view key, leaf_array** in);
+  // Writers: the slot (leaf-array slot or end-of-key word) that names key's
+  // leaf, or null; *in the leaf array holding it (null for end-of-key) and
+  // *owner the lock word of the node holding it.
+  uint64_t* find(std::string_view key, leaf_array** in, uint64_t** owner);
+  // Lookups, without the tree lock: optimistic descent validated per node,
+  // pinned in an epoch. out(leaf) may run more than once (restarts).
+  template <class Out>
+  bool read(std::string_view key, Out&& out);
   template <class Sink>
   bool scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink);
   template <class Sink>
@@ -227,13 +258,20 @@ class tree final : public bytes_index {
   // --- writes (write.cpp); the exclusive lock is held
   enum { k_insert, k_upsert, k_update };
   bool put(std::string_view key, std::string_view value, int mode);
+  // One descent; false if it split a full leaf array and must restart.
   bool try_put(std::string_view key, std::string_view value, int mode);
   uint64_t new_leaf(pending& pb, std::string_view key, std::string_view value);  // flushed
   uint64_t new_array(pending& pb, unsigned level);                              // not flushed
   uint64_t new_inner(pending& pb, kind k, unsigned level, const char* prefix, unsigned nprefix);
   void place(inner* n, uint64_t c);
-  void split(uint64_t* parent, uint64_t w, unsigned pos);
-  void grow(pending& pb, uint64_t* parent, uint64_t w, unsigned pos, uint64_t c);
+  // parent: the word naming node w; plock: the lock word of its owner.
+  void split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos);
+  void grow(pending& pb, uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos, uint64_t c);
+  void commit(uint64_t* lock, uint64_t* word, uint64_t v) {  // swing under the owner's lock word
+    write_lock(lock);
+    swing(word, v);
+    write_unlock(lock);
+  }
   void swing(uint64_t* word, uint64_t v);  // fence (new blocks durable), store, flush, fence
 
   // --- verification (verify.cpp)
@@ -250,6 +288,7 @@ class tree final : public bytes_index {
   pm::pool& p_;
   root_block* root_ = nullptr;
   uint32_t gen_ = 1;
+  uint64_t root_lock_ = 0;  // DRAM: the lock word of the root word's owner
   unsigned cap_ = k_slots;  // records per leaf array (param `leaf`; tests split early)
   common::mutant_switch<mutant> mut_;
   std::shared_mutex mu_;

@@ -38,6 +38,7 @@ tree::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_index(p
   if (kind == open_kind::created) {
     root_ = common::create_root<root_block>(p_, k_magic, [](root_block& r) { r.gen = 1; });
     gen_ = 1;
+    root_lock_ = uint64_t(gen_) << 32;
     return;
   }
   root_ = common::attach_root<root_block>(p_, k_magic, "roart");
@@ -49,6 +50,7 @@ tree::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_index(p
   if (uint32_t(g) == 0) ++g;  // 0 is never a node's generation
   p_.store_persist(&root_->gen, g);
   gen_ = uint32_t(g);
+  root_lock_ = uint64_t(gen_) << 32;
 }
 
 // ---------------------------------------------------------------- volatile fields
@@ -57,28 +59,48 @@ bool tree::bitmap_trusted() const { return mut_.on(mutant::stale_volatile); }
 
 void tree::fresh(uint64_t* lock, leaf_array* a, inner* n) {
   const uint64_t mine = uint64_t(gen_) << 32;
-  if (a && bitmap_trusted()) return;
   for (unsigned spins = 0;; ++spins) {
     uint64_t w = load_acq(lock);
-    if (w == mine) return;  // rebuilt by another reader meanwhile
-    if ((w >> 32) == gen_) {  // being rebuilt by another reader
-      sync::optimistic_lock::backoff(spins);
+    if ((w >> 32) == gen_) {
+      if (!(w & k_locked)) return;  // current (rebuilt by another thread meanwhile)
+      sync::optimistic_lock::backoff(spins);  // being rebuilt, or written
       continue;
     }
-    if (common::cas(lock, w, mine | 1)) break;  // whatever a crash left in it
+    if (common::cas(lock, w, mine | k_locked)) break;  // whatever a crash or a reopen left in it
   }
-  if (a) {
+  if (a && !bitmap_trusted()) {
     uint64_t bm = 0;
     for (unsigned i = 0; i < k_slots; ++i)
       if (load_acq(&a->slot[i])) bm |= uint64_t{1} << i;
     a->bitmap = bm;
-  } else if (static_cast<kind>(n->kind) == kind::n48) {
+  } else if (n && static_cast<kind>(n->kind) == kind::n48) {
     uint8_t* idx = n48_index(n);
     std::memset(idx, 0, 256);
     for (unsigned j = 0; j < 48; ++j)
       if (uint64_t c = load_acq(&n->child[j])) idx[byte_of(c)] = uint8_t(j + 1);
   }
   common::store_rel(lock, mine);
+}
+
+uint64_t tree::read_version(uint64_t* lock, leaf_array* a, inner* n) {
+  for (unsigned spins = 0;; ++spins) {
+    uint64_t w = load_acq(lock);
+    if ((w >> 32) != gen_) [[unlikely]] {
+      fresh(lock, a, n);
+      continue;
+    }
+    if (!(w & k_locked)) [[likely]] return w;
+    sync::optimistic_lock::backoff(spins);
+  }
+}
+
+void tree::write_lock(uint64_t* lock) {
+  for (unsigned spins = 0;; ++spins) {
+    uint64_t w = load_acq(lock);
+    PMINDEX_ASSERT((w >> 32) == gen_);  // the writer made it current first
+    if (!(w & k_locked) && common::cas(lock, w, w | k_locked)) return;
+    sync::optimistic_lock::backoff(spins);
+  }
 }
 
 uint64_t* tree::find_child(inner* n, unsigned b) {
@@ -103,7 +125,7 @@ uint64_t* tree::find_child(inner* n, unsigned b) {
 
 // ---------------------------------------------------------------- lookups
 
-uint64_t* tree::find(std::string_view key, leaf_array** in) {
+uint64_t* tree::find(std::string_view key, leaf_array** in, uint64_t** owner) {
   uint64_t w = load_acq(&root_->root);
   unsigned pos = 0;
   while (w) {
@@ -115,7 +137,8 @@ uint64_t* tree::find(std::string_view key, leaf_array** in) {
         unsigned i = unsigned(std::countr_zero(bm));
         uint64_t s = load_acq(&a->slot[i]);
         if (s && fp_of(s) == fp && leaf_key(s) == key) {
-          if (in) *in = a;
+          *in = a;
+          *owner = &a->lock;
           return &a->slot[i];
         }
       }
@@ -131,7 +154,8 @@ uint64_t* tree::find(std::string_view key, leaf_array** in) {
       return nullptr;
     if (key.size() == lv) {
       if (!load_acq(&n->eok)) return nullptr;
-      if (in) *in = nullptr;
+      *in = nullptr;
+      *owner = &n->lock;
       return &n->eok;
     }
     uint64_t* c = find_child(n, uint8_t(key[lv]));
@@ -142,23 +166,78 @@ uint64_t* tree::find(std::string_view key, leaf_array** in) {
   return nullptr;
 }
 
+// Optimistic lock coupling without writes: each node's version is read
+// before its fields and validated after them (a node replaced meanwhile is
+// obsolete: restart); what a node names was read before its validation, so
+// a validated child was its child at that moment. Blocks are freed through
+// the epochs, so a node or leaf read here is never reused while pinned.
+template <class Out>
+bool tree::read(std::string_view key, Out&& out) {
+  auto pin = p_.pin();
+  const unsigned fp = fingerprint(key);
+restart:
+  uint64_t v = read_version(&root_lock_, nullptr, nullptr);
+  uint64_t w = load_acq(&root_->root);
+  if (!validate(&root_lock_, v)) goto restart;
+  unsigned pos = 0;
+  while (w) {
+    if (is_array(w)) {
+      leaf_array* a = array_at(w);
+      v = read_version(&a->lock, a, nullptr);
+      if (v & k_obsolete) goto restart;
+      bool found = false;
+      for (uint64_t bm = __atomic_load_n(&a->bitmap, __ATOMIC_RELAXED); bm; bm &= bm - 1) {
+        uint64_t s = load_acq(&a->slot[std::countr_zero(bm)]);
+        if (s && fp_of(s) == fp && leaf_key(s) == key) {
+          out(leaf_at(s));
+          found = true;
+          break;
+        }
+      }
+      if (!validate(&a->lock, v)) goto restart;
+      return found;
+    }
+    inner* n = inner_at(w);
+    v = read_version(&n->lock, nullptr, n);
+    if (v & k_obsolete) goto restart;
+    const unsigned lv = n->level;  // level and prefix never change
+    if (key.size() < lv ||
+        (lv > pos && std::memcmp(key.data() + pos, prefix_of(n) + (n->nprefix - (lv - pos)), lv - pos) != 0)) {
+      if (!validate(&n->lock, v)) goto restart;
+      return false;
+    }
+    if (key.size() == lv) {
+      uint64_t e = load_acq(&n->eok);
+      if (e) out(leaf_at(e));
+      if (!validate(&n->lock, v)) goto restart;
+      return e != 0;
+    }
+    uint64_t* c = find_child(n, uint8_t(key[lv]));
+    w = c ? load_acq(c) : 0;
+    if (!validate(&n->lock, v)) goto restart;
+    pos = lv + 1;
+  }
+  return false;
+}
+
 bool tree::lookup(std::string_view key, std::string* value) {
   check_key(key);
-  std::shared_lock lk(mu_);
-  uint64_t* s = find(key, nullptr);
-  if (!s) return false;
-  if (value) value->assign(common::kv_value(leaf_at(load_acq(s))));
-  return true;
+  return read(key, [&](const common::kv_block* b) {
+    if (value) value->assign(common::kv_value(b));
+  });
 }
 
 std::optional<uint64_t> tree::lookup(uint64_t key) {
   auto kb = key_bytes(key);
-  std::shared_lock lk(mu_);
-  uint64_t* s = find(kb, nullptr);
-  if (!s) return std::nullopt;
-  auto v = common::kv_value(leaf_at(load_acq(s)));
-  if (v.size() != 8) throw error(errc::unsupported, "roart: a u64 call met a value that is not 8 bytes");
-  return value_u64(v);
+  uint64_t v = 0;
+  bool eight = true;
+  auto copy = [&](const common::kv_block* b) {  // copied while pinned
+    eight = b->vlen == 8;
+    if (eight) v = value_u64(common::kv_value(b));
+  };
+  if (!read(kb, copy)) return std::nullopt;
+  if (!eight) throw error(errc::unsupported, "roart: a u64 call met a value that is not 8 bytes");
+  return v;
 }
 
 // ---------------------------------------------------------------- scans

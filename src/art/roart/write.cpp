@@ -1,7 +1,11 @@
 // ROART writers: insert, upsert, update, remove, leaf-array splits, node
 // growth and prefix splits (see roart.hpp for the commit words and costs).
-// Every writer holds the exclusive lock; every change is built aside,
-// flushed, and committed by one 8-byte store made durable before return.
+// Every writer holds the exclusive tree lock (writers and scans exclude each
+// other) and, around each commit store and its flush, the lock word of the
+// node holding the word, so a lookup (no tree lock) that read the new value
+// fails its validation until it is durable. Every change is built aside,
+// flushed, and committed by one 8-byte store made durable before return;
+// unlinked blocks are retired through the epochs (lookups may hold them).
 #include <algorithm>
 #include <bit>
 
@@ -124,6 +128,7 @@ bool tree::put(std::string_view key, std::string_view value, int mode) {
 bool tree::try_put(std::string_view key, std::string_view value, int mode) {
   pending pb(p_);
   uint64_t* parent = &root_->root;
+  uint64_t* plock = &root_lock_;  // the lock word of the node holding *parent
   unsigned pos = 0;
   const unsigned fp = fingerprint(key);
   for (;;) {
@@ -136,7 +141,7 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
       a->slot[0] = leaf | uint64_t(fp) << 48;
       a->bitmap = 1;
       p_.flush(a, sizeof(leaf_array));
-      swing(parent, aw);
+      commit(plock, parent, aw);
       pb.commit();
       return put_result_ = true, true;
     }
@@ -149,20 +154,22 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
         if (!s || fp_of(s) != fp || leaf_key(s) != key) continue;
         if (mode == k_insert) return put_result_ = false, true;
         uint64_t leaf = new_leaf(pb, key, value);
-        swing(&a->slot[i], leaf | uint64_t(fp) << 48);
+        commit(&a->lock, &a->slot[i], leaf | uint64_t(fp) << 48);
         pb.commit();
-        p_.free(off_of(s));  // the swing is durable; no reader holds it (exclusive lock)
+        p_.retire(off_of(s));  // the swing is durable; lookups may still read it
         return put_result_ = (mode == k_update), true;
       }
       if (mode == k_update) return put_result_ = false, true;
       if (unsigned(std::popcount(a->bitmap)) >= cap_) {
-        split(parent, w, pos);
+        split(plock, parent, w, pos);
         return false;
       }
       unsigned i = unsigned(std::countr_zero(~a->bitmap));
       uint64_t leaf = new_leaf(pb, key, value);
+      write_lock(&a->lock);
       swing(&a->slot[i], leaf | uint64_t(fp) << 48);
-      a->bitmap |= uint64_t{1} << i;
+      __atomic_store_n(&a->bitmap, a->bitmap | uint64_t{1} << i, __ATOMIC_RELAXED);
+      write_unlock(&a->lock);
       pb.commit();
       return put_result_ = true, true;
     }
@@ -192,7 +199,7 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
         place(nn, child_word(off_of(aw), k_tag_array, uint8_t(key[d])));
       }
       p_.flush(nn, inner_size(kind::n4, d - pos));
-      swing(parent, rewire(w, off_of(nw), k_tag_inner));
+      commit(plock, parent, rewire(w, off_of(nw), k_tag_inner));  // the old node is unchanged
       pb.commit();
       return put_result_ = true, true;
     }
@@ -200,14 +207,15 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
       uint64_t e = load_acq(&n->eok);
       if (e ? mode == k_insert : mode == k_update) return put_result_ = false, true;
       uint64_t leaf = new_leaf(pb, key, value);
-      swing(&n->eok, leaf);
+      commit(&n->lock, &n->eok, leaf);
       pb.commit();
-      if (e) p_.free(off_of(e));
+      if (e) p_.retire(off_of(e));
       return put_result_ = !e || mode == k_update, true;
     }
     const unsigned b = uint8_t(key[lv]);
     if (uint64_t* c = find_child(n, b)) {
       parent = c;
+      plock = &n->lock;
       pos = lv + 1;
       continue;
     }
@@ -232,10 +240,12 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
         }
     }
     if (slot) {
+      write_lock(&n->lock);
       swing(slot, cw);
       if (k == kind::n48) n48_index(n)[b] = uint8_t(slot - n->child + 1);
+      write_unlock(&n->lock);
     } else {
-      grow(pb, parent, w, pos, cw);
+      grow(pb, plock, parent, w, pos, cw);
     }
     pb.commit();
     return put_result_ = true, true;
@@ -246,7 +256,7 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
 
 // Node w (found at pos) is full: a node of the next kind with its children
 // and child word c replaces it in *parent.
-void tree::grow(pending& pb, uint64_t* parent, uint64_t w, unsigned pos, uint64_t c) {
+void tree::grow(pending& pb, uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos, uint64_t c) {
   inner* o = inner_at(w);
   const auto ok = static_cast<kind>(o->kind);
   const auto nk = static_cast<kind>(o->kind + 1);
@@ -258,15 +268,17 @@ void tree::grow(pending& pb, uint64_t* parent, uint64_t w, unsigned pos, uint64_
     if (uint64_t x = o->child[j]) place(n, x);
   place(n, c);
   p_.flush(n, inner_size(nk, lv - pos));
-  swing(parent, rewire(w, off_of(nw), k_tag_inner));
-  p_.free(off_of(w));
+  commit(plock, parent, rewire(w, off_of(nw), k_tag_inner));
+  write_lock(&o->lock);
+  write_obsolete(&o->lock);
+  p_.retire(off_of(w));
 }
 
 // The full leaf array w (found at pos) becomes an inner node at the first
 // position d where its keys differ (or one ends: that record becomes the
 // node's end-of-key record) with one new leaf array per byte at d; the
 // leaves are shared, not copied. All flushed, then one swing of *parent.
-void tree::split(uint64_t* parent, uint64_t w, unsigned pos) {
+void tree::split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos) {
   leaf_array* a = array_at(w);
   uint64_t s[k_slots];
   unsigned k = 0;
@@ -314,6 +326,7 @@ void tree::split(uint64_t* parent, uint64_t w, unsigned pos) {
       if (arr[b]) p_.flush(array_at(arr[b]), sizeof(leaf_array));
     p_.flush(n, inner_size(nk, unsigned(d - pos)));
   };
+  write_lock(plock);
   if (mut_.on(mutant::split_swing_early)) {
     common::store_rel(parent, rewire(w, off_of(nw), k_tag_inner));
     p_.persist(parent, 8);
@@ -323,8 +336,11 @@ void tree::split(uint64_t* parent, uint64_t w, unsigned pos) {
     flush_new();
     swing(parent, rewire(w, off_of(nw), k_tag_inner));
   }
+  write_unlock(plock);
+  write_lock(&a->lock);
+  write_obsolete(&a->lock);
   pb.commit();
-  p_.free(off_of(w));
+  p_.retire(off_of(w));
 }
 
 // ---------------------------------------------------------------- remove
@@ -333,13 +349,16 @@ bool tree::remove(std::string_view key) {
   check_key(key);
   std::unique_lock lk(mu_);
   leaf_array* a = nullptr;
-  uint64_t* s = find(key, &a);
+  uint64_t* owner = nullptr;
+  uint64_t* s = find(key, &a, &owner);
   if (!s) return false;
   uint64_t old = *s;
+  write_lock(owner);
   common::store_rel(s, uint64_t{0});
   p_.persist(s, 8);
-  if (a) a->bitmap &= ~(uint64_t{1} << (s - a->slot));
-  p_.free(off_of(old));
+  if (a) __atomic_store_n(&a->bitmap, a->bitmap & ~(uint64_t{1} << (s - a->slot)), __ATOMIC_RELAXED);
+  write_unlock(owner);
+  p_.retire(off_of(old));
   return true;
 }
 
