@@ -11,12 +11,12 @@ index_entry make_entry() {
   e.family = "art";
   e.description = "ROART: ART with 64-slot leaf arrays, one leaf per record, generation-based instant recovery";
   e.paper = "ROART (FAST'21)";
-  e.concurrent = true;  // optimistic lookups; writers serialized; scans shared
+  e.concurrent = true;  // optimistic lock coupling; scans exclusive (atomic)
   e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = tree::k_max_key;
   e.max_value = tree::k_max_value;
-  e.scan_guarantee = "atomic snapshot (a scan or range holds the shared lock throughout)";
+  e.scan_guarantee = "atomic snapshot (a scan or range excludes writers: it holds the tree lock exclusively)";
   e.params = {{"leaf", "records per leaf array before it splits (tests: small, so short histories split)",
                "64", {}, 2, 64}};
   // In the order of enum class mutant (roart.hpp).
@@ -29,6 +29,8 @@ index_entry make_entry() {
        "recovery failed: roart|after recovery: roart"},
       {"stale_volatile", "a leaf array's bitmap is trusted across a restart (no generation check)",
        "crashtest", crash, "a completed operation was lost"},
+      {"insert_unlocked", "an insert into a leaf array stores its slot without the array's lock word", "stress",
+       "--threads 4 --seconds 4 --keys 2000", "violation"},
   };
   e.tests = test_profile{.crash_args = "--params leaf=4", .crash_bytes_args = "--params leaf=4"};
   e.tests->extra = {

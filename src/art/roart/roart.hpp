@@ -55,17 +55,21 @@
 // that stopped mid-array returned the wrong subset). Fingerprints hash the
 // key as unsigned bytes (the original took a signed char).
 //
-// Threads: lookups take no tree lock: an optimistic descent (optimistic
-// lock coupling, Leis et al.) reads each node's version before its fields and
-// validates it after them, restarting when a writer intervened or the node
-// was replaced (obsolete bit). Writers hold one std::shared_mutex exclusively
-// (so writers are serialized) and, around each commit store AND its flush
-// and fence, the lock word of the node holding that word: a lookup that read
-// the new value fails validation until it is durable, so no lookup returns a
-// state a crash could take back. Scans and ranges hold the mutex shared, so
-// they are atomic snapshots. Unlinked leaves and nodes are retired through
-// the pool's epochs (lookups run pinned). What is missing against the
-// original: writers on different nodes do not run in parallel.
+// Threads: optimistic lock coupling (Leis et al.) on the per-node lock
+// words. A lookup writes nothing: it reads each node's version before its
+// fields and validates it after them, restarting when a writer intervened or
+// the node was replaced (obsolete bit). A writer descends the same way and
+// locks the node it changes by upgrading the version it read (CAS; a failed
+// upgrade restarts the operation), the parent too when the node is replaced
+// (split, growth) or gets a new node above it (prefix split). It holds the
+// lock word around the commit store AND its flush and fence, so a reader that
+// read the new value fails validation until it is durable: no lookup returns
+// a state a crash could take back. Writers on different nodes run in
+// parallel. Scans and ranges hold a std::shared_mutex exclusively (writers
+// hold it shared), so a scan is an atomic snapshot, and scans do not run in
+// parallel with writers or with each other (the original's scans were not
+// atomic). Unlinked leaves and nodes are retired through the pool's epochs
+// (every operation runs pinned).
 // Caveats: 48-bit offsets (pools below 256 TiB); keys up to 4096 bytes,
 // values up to 1 MiB; space as the original: a leaf array is 576 bytes
 // whatever its fill.
@@ -93,6 +97,7 @@ enum class mutant : unsigned {
   leaf_unflushed,        // a leaf's slot is stored before the leaf is flushed
   split_swing_early,     // a split swings the parent before its new nodes are durable
   stale_volatile,        // the bitmap is trusted whatever its generation
+  insert_unlocked,       // an insert into a leaf array takes no lock word
 };
 
 // ---------------------------------------------------------------- words
@@ -229,9 +234,17 @@ class tree final : public bytes_index {
     std::atomic_thread_fence(std::memory_order_acquire);
     return __atomic_load_n(lock, __ATOMIC_RELAXED) == v;
   }
-  // Writers (the exclusive lock held: no other writer; a lookup may be
-  // rebuilding a stale node, so the lock is a CAS on a current word).
-  void write_lock(uint64_t* lock);
+  // Writers: lock a node by upgrading the version they read (false: it
+  // changed, restart). Nobody waits while holding a lock word, so the order
+  // in which a writer takes two (node, then parent) cannot deadlock.
+  static bool upgrade(uint64_t* lock, uint64_t v) {
+    return __atomic_compare_exchange_n(lock, &v, v | k_locked, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+  }
+  static bool try_upgrade_parent(uint64_t* plock, uint64_t pv, uint64_t* held) {
+    if (upgrade(plock, pv)) return true;
+    write_unlock(held);
+    return false;
+  }
   static void write_unlock(uint64_t* lock) { __atomic_fetch_add(lock, k_step - k_locked, __ATOMIC_RELEASE); }
   // Unlocks and marks a replaced node: lookups inside it restart.
   static void write_obsolete(uint64_t* lock) {
@@ -242,10 +255,6 @@ class tree final : public bytes_index {
   bool bitmap_trusted() const;
 
   // --- reads (tree.cpp)
-  // Writers: the slot (leaf-array slot or end-of-key word) that names key's
-  // leaf, or null; *in the leaf array holding it (null for end-of-key) and
-  // *owner the lock word of the node holding it.
-  uint64_t* find(std::string_view key, leaf_array** in, uint64_t** owner);
   // Lookups, without the tree lock: optimistic descent validated per node,
   // pinned in an epoch. out(leaf) may run more than once (restarts).
   template <class Out>
@@ -256,22 +265,17 @@ class tree final : public bytes_index {
   bool scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink);
 
   // --- writes (write.cpp); the exclusive lock is held
-  enum { k_insert, k_upsert, k_update };
+  enum { k_insert, k_upsert, k_update, k_remove };
   bool put(std::string_view key, std::string_view value, int mode);
-  // One descent; false if it split a full leaf array and must restart.
-  bool try_put(std::string_view key, std::string_view value, int mode);
+  int try_put(std::string_view key, std::string_view value, int mode);
   uint64_t new_leaf(pending& pb, std::string_view key, std::string_view value);  // flushed
   uint64_t new_array(pending& pb, unsigned level);                              // not flushed
   uint64_t new_inner(pending& pb, kind k, unsigned level, const char* prefix, unsigned nprefix);
   void place(inner* n, uint64_t c);
   // parent: the word naming node w; plock: the lock word of its owner.
+  // Both hold locks taken by the caller; they release them.
   void split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos);
   void grow(pending& pb, uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos, uint64_t c);
-  void commit(uint64_t* lock, uint64_t* word, uint64_t v) {  // swing under the owner's lock word
-    write_lock(lock);
-    swing(word, v);
-    write_unlock(lock);
-  }
   void swing(uint64_t* word, uint64_t v);  // fence (new blocks durable), store, flush, fence
 
   // --- verification (verify.cpp)
@@ -292,7 +296,6 @@ class tree final : public bytes_index {
   unsigned cap_ = k_slots;  // records per leaf array (param `leaf`; tests split early)
   common::mutant_switch<mutant> mut_;
   std::shared_mutex mu_;
-  bool put_result_ = false;  // try_put's result (under the exclusive lock)
 };
 
 }  // namespace pmindex::art::roart

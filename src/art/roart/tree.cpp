@@ -94,15 +94,6 @@ uint64_t tree::read_version(uint64_t* lock, leaf_array* a, inner* n) {
   }
 }
 
-void tree::write_lock(uint64_t* lock) {
-  for (unsigned spins = 0;; ++spins) {
-    uint64_t w = load_acq(lock);
-    PMINDEX_ASSERT((w >> 32) == gen_);  // the writer made it current first
-    if (!(w & k_locked) && common::cas(lock, w, w | k_locked)) return;
-    sync::optimistic_lock::backoff(spins);
-  }
-}
-
 uint64_t* tree::find_child(inner* n, unsigned b) {
   switch (static_cast<kind>(n->kind)) {
     case kind::n4:
@@ -124,47 +115,6 @@ uint64_t* tree::find_child(inner* n, unsigned b) {
 }
 
 // ---------------------------------------------------------------- lookups
-
-uint64_t* tree::find(std::string_view key, leaf_array** in, uint64_t** owner) {
-  uint64_t w = load_acq(&root_->root);
-  unsigned pos = 0;
-  while (w) {
-    if (is_array(w)) {
-      leaf_array* a = array_at(w);
-      fresh(a);
-      const unsigned fp = fingerprint(key);
-      for (uint64_t bm = a->bitmap; bm; bm &= bm - 1) {
-        unsigned i = unsigned(std::countr_zero(bm));
-        uint64_t s = load_acq(&a->slot[i]);
-        if (s && fp_of(s) == fp && leaf_key(s) == key) {
-          *in = a;
-          *owner = &a->lock;
-          return &a->slot[i];
-        }
-      }
-      return nullptr;
-    }
-    inner* n = inner_at(w);
-    fresh(n);
-    const unsigned lv = n->level;
-    if (key.size() < lv) return nullptr;
-    // The stored prefix covers [pos, lv): it ends at lv and was at least as
-    // long when the node was made (a later split above only shortens the gap).
-    if (lv > pos && std::memcmp(key.data() + pos, prefix_of(n) + (n->nprefix - (lv - pos)), lv - pos) != 0)
-      return nullptr;
-    if (key.size() == lv) {
-      if (!load_acq(&n->eok)) return nullptr;
-      *in = nullptr;
-      *owner = &n->lock;
-      return &n->eok;
-    }
-    uint64_t* c = find_child(n, uint8_t(key[lv]));
-    if (!c) return nullptr;
-    w = load_acq(c);
-    pos = lv + 1;
-  }
-  return nullptr;
-}
 
 // Optimistic lock coupling without writes: each node's version is read
 // before its fields and validated after them (a node replaced meanwhile is
@@ -342,7 +292,7 @@ size_t tree::scan(std::string_view from, size_t count, record_buffer& out) {
     out.push_back(common::kv_key(b), common::kv_value(b));
     return ++n < count;
   };
-  std::shared_lock lk(mu_);
+  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
   if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, from, true, sink);
   return n;
 }
@@ -355,7 +305,7 @@ size_t tree::range(std::string_view lo, std::string_view hi, record_buffer& out)
     ++n;
     return true;
   };
-  std::shared_lock lk(mu_);
+  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
   if (uint64_t w = load_acq(&root_->root); w && lo <= hi) scan_node(w, 0, lo, true, sink);
   return n;
 }
@@ -370,7 +320,7 @@ size_t tree::scan(uint64_t from, size_t count, record* out) {
     out[n] = {key_u64(common::kv_key(b)), value_u64(common::kv_value(b))};
     return ++n < count;
   };
-  std::shared_lock lk(mu_);
+  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
   if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, kb, true, sink);
   return n;
 }

@@ -15,7 +15,7 @@ using common::load_acq;
 // ---------------------------------------------------------------- trace
 
 void tree::trace(pm::pool::trace_sink& sink) {
-  std::shared_lock lk(mu_);
+  std::unique_lock lk(mu_);  // writers hold it shared
   sink.add(p_.off(root_), sizeof(root_block));
   if (uint64_t w = load_acq(&root_->root)) trace_node(sink, w, 0);
 }
@@ -51,7 +51,7 @@ void tree::trace_node(pm::pool::trace_sink& sink, uint64_t w, unsigned pos) {
 // ---------------------------------------------------------------- check
 
 check_result tree::check() {
-  std::shared_lock lk(mu_);
+  std::unique_lock lk(mu_);  // writers hold it shared
   uint64_t w = load_acq(&root_->root);
   if (root_->magic != k_magic) return check_result::fail("roart: bad root magic");
   if (!w) return {};
@@ -150,7 +150,7 @@ void tree::count_node(uint64_t w, unsigned depth, census& c) {
 }
 
 index_stats tree::stats() {
-  std::shared_lock lk(mu_);
+  std::unique_lock lk(mu_);  // writers hold it shared
   census c;
   if (uint64_t w = load_acq(&root_->root)) count_node(w, 1, c);
   index_stats s;

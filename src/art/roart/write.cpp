@@ -1,9 +1,10 @@
 // ROART writers: insert, upsert, update, remove, leaf-array splits, node
 // growth and prefix splits (see roart.hpp for the commit words and costs).
-// Every writer holds the exclusive tree lock (writers and scans exclude each
-// other) and, around each commit store and its flush, the lock word of the
-// node holding the word, so a lookup (no tree lock) that read the new value
-// fails its validation until it is durable. Every change is built aside,
+// Writers hold the tree lock shared (scans hold it exclusively) and, around
+// each commit store and its flush, the lock word of the node holding the
+// word (and of the parent when a node is replaced), so a lookup or another
+// writer that read the old state fails its validation, and none returns the
+// new state before it is durable. Every change is built aside,
 // flushed, and committed by one 8-byte store made durable before return;
 // unlinked blocks are retired through the epochs (lookups may hold them).
 #include <algorithm>
@@ -108,82 +109,125 @@ void tree::swing(uint64_t* word, uint64_t v) {
   p_.persist(word, 8);
 }
 
-// ---------------------------------------------------------------- insert / update
+// ---------------------------------------------------------------- insert / update / remove
 
 bool tree::insert(std::string_view key, std::string_view value) { return put(key, value, k_insert); }
 bool tree::upsert(std::string_view key, std::string_view value) { return put(key, value, k_upsert); }
 bool tree::update(std::string_view key, std::string_view value) { return put(key, value, k_update); }
-
-bool tree::put(std::string_view key, std::string_view value, int mode) {
+bool tree::remove(std::string_view key) {
   check_key(key);
-  check_value(value);
-  std::unique_lock lk(mu_);
-  while (!try_put(key, value, mode)) {
-  }
-  return put_result_;
+  return put(key, {}, k_remove);
 }
 
-// One descent; false if it split a full leaf array and must restart.
-// The result goes to put_result_ (true: inserted, or updated for k_update).
-bool tree::try_put(std::string_view key, std::string_view value, int mode) {
+bool tree::put(std::string_view key, std::string_view value, int mode) {
+  if (mode != k_remove) {
+    check_key(key);
+    check_value(value);
+  }
+  std::shared_lock lk(mu_);  // scans exclude writers; writers share
+  auto pin = p_.pin();
+  for (;;) {
+    int r = try_put(key, value, mode);
+    if (r >= 0) return r;
+  }
+}
+
+// One optimistic descent (as read(), tree.cpp), then the node(s) to change
+// locked by upgrading the versions it read: a failed upgrade means another
+// writer came first, and the operation restarts (its blocks are freed).
+// Returns the result (1: inserted / updated / removed; for an upsert, 1 only
+// if inserted) or -1 to restart (also after a split).
+int tree::try_put(std::string_view key, std::string_view value, int mode) {
   pending pb(p_);
   uint64_t* parent = &root_->root;
   uint64_t* plock = &root_lock_;  // the lock word of the node holding *parent
+  uint64_t pv = read_version(plock, nullptr, nullptr);
+  uint64_t w = load_acq(parent);
+  if (!validate(plock, pv)) return -1;
   unsigned pos = 0;
   const unsigned fp = fingerprint(key);
+  const bool adds = mode == k_insert || mode == k_upsert;
   for (;;) {
-    uint64_t w = load_acq(parent);
     if (!w) {  // the empty tree
-      if (mode == k_update) return put_result_ = false, true;
+      if (!adds) return 0;
       uint64_t leaf = new_leaf(pb, key, value);
       uint64_t aw = new_array(pb, 0);
       leaf_array* a = array_at(aw);
       a->slot[0] = leaf | uint64_t(fp) << 48;
       a->bitmap = 1;
       p_.flush(a, sizeof(leaf_array));
-      commit(plock, parent, aw);
+      if (!upgrade(plock, pv)) return -1;
+      swing(parent, aw);
+      write_unlock(plock);
       pb.commit();
-      return put_result_ = true, true;
+      return 1;
     }
     if (is_array(w)) {
       leaf_array* a = array_at(w);
-      fresh(a);
-      for (uint64_t bm = a->bitmap; bm; bm &= bm - 1) {
+      uint64_t v = read_version(&a->lock, a, nullptr);
+      if (v & k_obsolete) return -1;
+      int at = -1;
+      for (uint64_t bm = __atomic_load_n(&a->bitmap, __ATOMIC_RELAXED); bm; bm &= bm - 1) {
         unsigned i = unsigned(std::countr_zero(bm));
-        uint64_t s = a->slot[i];
-        if (!s || fp_of(s) != fp || leaf_key(s) != key) continue;
-        if (mode == k_insert) return put_result_ = false, true;
-        uint64_t leaf = new_leaf(pb, key, value);
-        commit(&a->lock, &a->slot[i], leaf | uint64_t(fp) << 48);
+        uint64_t s = load_acq(&a->slot[i]);
+        if (s && fp_of(s) == fp && leaf_key(s) == key) {
+          at = int(i);
+          break;
+        }
+      }
+      if (at >= 0) {  // present
+        if (mode == k_insert) return validate(&a->lock, v) ? 0 : -1;
+        uint64_t leaf = mode == k_remove ? 0 : new_leaf(pb, key, value) | uint64_t(fp) << 48;
+        if (!upgrade(&a->lock, v)) return -1;
+        uint64_t old = a->slot[at];
+        if (leaf)
+          swing(&a->slot[at], leaf);
+        else
+          p_.store_persist(&a->slot[at], 0);  // a remove: nothing new to order first
+        if (!leaf) __atomic_store_n(&a->bitmap, a->bitmap & ~(uint64_t{1} << at), __ATOMIC_RELAXED);
+        write_unlock(&a->lock);
         pb.commit();
-        p_.retire(off_of(s));  // the swing is durable; lookups may still read it
-        return put_result_ = (mode == k_update), true;
+        p_.retire(off_of(old));  // the swing is durable; lookups may still read it
+        return mode != k_upsert;
       }
-      if (mode == k_update) return put_result_ = false, true;
-      if (unsigned(std::popcount(a->bitmap)) >= cap_) {
-        split(plock, parent, w, pos);
-        return false;
+      if (!adds) return validate(&a->lock, v) ? 0 : -1;
+      if (unsigned(std::popcount(__atomic_load_n(&a->bitmap, __ATOMIC_RELAXED))) >= cap_) {
+        if (!upgrade(plock, pv)) return -1;
+        if (!upgrade(&a->lock, v)) {
+          write_unlock(plock);
+          return -1;
+        }
+        try {
+          split(plock, parent, w, pos);
+        } catch (...) {  // a full pool: nothing changed
+          write_unlock(&a->lock);
+          write_unlock(plock);
+          throw;
+        }
+        return -1;
       }
-      unsigned i = unsigned(std::countr_zero(~a->bitmap));
       uint64_t leaf = new_leaf(pb, key, value);
-      write_lock(&a->lock);
+      const bool lock = !mut_.on(mutant::insert_unlocked);
+      if (lock && !upgrade(&a->lock, v)) return -1;
+      unsigned i = unsigned(std::countr_zero(~__atomic_load_n(&a->bitmap, __ATOMIC_RELAXED)));
       swing(&a->slot[i], leaf | uint64_t(fp) << 48);
       __atomic_store_n(&a->bitmap, a->bitmap | uint64_t{1} << i, __ATOMIC_RELAXED);
-      write_unlock(&a->lock);
+      if (lock) write_unlock(&a->lock);
       pb.commit();
-      return put_result_ = true, true;
+      return 1;
     }
 
     inner* n = inner_at(w);
-    fresh(n);
-    const unsigned lv = n->level;
+    uint64_t v = read_version(&n->lock, nullptr, n);
+    if (v & k_obsolete) return -1;
+    const unsigned lv = n->level;  // level and prefix never change
     // Where the key leaves the node's prefix [pos, lv), if it does.
     const char* pre = prefix_of(n) + (n->nprefix - (lv - pos));
     unsigned d = pos;
     const unsigned m = unsigned(std::min<size_t>(key.size(), lv));
     while (d < m && key[d] == pre[d - pos]) ++d;
     if (d < lv) {  // prefix split: a new N4 at d above the node
-      if (mode == k_update) return put_result_ = false, true;
+      if (!adds) return validate(&n->lock, v) ? 0 : -1;
       uint64_t leaf = new_leaf(pb, key, value);
       uint64_t nw = new_inner(pb, kind::n4, d, key.data() + pos, d - pos);
       inner* nn = inner_at(nw);
@@ -199,27 +243,41 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
         place(nn, child_word(off_of(aw), k_tag_array, uint8_t(key[d])));
       }
       p_.flush(nn, inner_size(kind::n4, d - pos));
-      commit(plock, parent, rewire(w, off_of(nw), k_tag_inner));  // the old node is unchanged
+      // The parent's version unchanged: it still names w (which is not
+      // changed: it only moves below the new node).
+      if (!upgrade(plock, pv)) return -1;
+      swing(parent, rewire(w, off_of(nw), k_tag_inner));
+      write_unlock(plock);
       pb.commit();
-      return put_result_ = true, true;
+      return 1;
     }
     if (key.size() == lv) {  // the end-of-key record
       uint64_t e = load_acq(&n->eok);
-      if (e ? mode == k_insert : mode == k_update) return put_result_ = false, true;
-      uint64_t leaf = new_leaf(pb, key, value);
-      commit(&n->lock, &n->eok, leaf);
+      if (e ? mode == k_insert : !adds) return validate(&n->lock, v) ? 0 : -1;
+      uint64_t leaf = mode == k_remove ? 0 : new_leaf(pb, key, value);
+      if (!upgrade(&n->lock, v)) return -1;
+      if (leaf)
+        swing(&n->eok, leaf);
+      else
+        p_.store_persist(&n->eok, 0);
+      write_unlock(&n->lock);
       pb.commit();
       if (e) p_.retire(off_of(e));
-      return put_result_ = !e || mode == k_update, true;
+      return !e || mode == k_update || mode == k_remove;
     }
     const unsigned b = uint8_t(key[lv]);
-    if (uint64_t* c = find_child(n, b)) {
+    uint64_t* c = find_child(n, b);
+    uint64_t cw = c ? load_acq(c) : 0;
+    if (!validate(&n->lock, v)) return -1;
+    if (cw) {
       parent = c;
       plock = &n->lock;
+      pv = v;
+      w = cw;
       pos = lv + 1;
       continue;
     }
-    if (mode == k_update) return put_result_ = false, true;
+    if (!adds) return 0;
     // A new leaf array for byte b, in a free child slot or a grown node.
     uint64_t leaf = new_leaf(pb, key, value);
     uint64_t aw = new_array(pb, lv + 1);
@@ -227,8 +285,9 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
     a->slot[0] = leaf | uint64_t(fp) << 48;
     a->bitmap = 1;
     p_.flush(a, sizeof(leaf_array));
-    const uint64_t cw = child_word(off_of(aw), k_tag_array, b);
+    const uint64_t nc = child_word(off_of(aw), k_tag_array, b);
     auto k = static_cast<kind>(n->kind);
+    if (!upgrade(&n->lock, v)) return -1;
     uint64_t* slot = nullptr;
     if (k == kind::n256) {
       slot = &n->child[b];
@@ -240,15 +299,22 @@ bool tree::try_put(std::string_view key, std::string_view value, int mode) {
         }
     }
     if (slot) {
-      write_lock(&n->lock);
-      swing(slot, cw);
+      swing(slot, nc);
       if (k == kind::n48) n48_index(n)[b] = uint8_t(slot - n->child + 1);
       write_unlock(&n->lock);
     } else {
-      grow(pb, plock, parent, w, pos, cw);
+      // Full: the parent too (nobody waits holding a lock word: no deadlock).
+      if (!try_upgrade_parent(plock, pv, &n->lock)) return -1;
+      try {
+        grow(pb, plock, parent, w, pos, nc);
+      } catch (...) {  // a full pool: nothing changed
+        write_unlock(&n->lock);
+        write_unlock(plock);
+        throw;
+      }
     }
     pb.commit();
-    return put_result_ = true, true;
+    return 1;
   }
 }
 
@@ -268,8 +334,8 @@ void tree::grow(pending& pb, uint64_t* plock, uint64_t* parent, uint64_t w, unsi
     if (uint64_t x = o->child[j]) place(n, x);
   place(n, c);
   p_.flush(n, inner_size(nk, lv - pos));
-  commit(plock, parent, rewire(w, off_of(nw), k_tag_inner));
-  write_lock(&o->lock);
+  swing(parent, rewire(w, off_of(nw), k_tag_inner));
+  write_unlock(plock);
   write_obsolete(&o->lock);
   p_.retire(off_of(w));
 }
@@ -315,8 +381,9 @@ void tree::split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos) {
     unsigned b = uint8_t(ki[d]);
     if (!arr[b]) arr[b] = new_array(pb, unsigned(d + 1));
     leaf_array* la = array_at(arr[b]);
-    unsigned j = unsigned(std::countr_zero(~la->bitmap));
-    la->slot[j] = s[i];
+    unsigned j = unsigned(std::popcount(la->bitmap));  // filled in order; a group has < cap_ records
+    PMINDEX_ASSERT(j < k_slots);
+    la->slot[j & (k_slots - 1)] = s[i];
     la->bitmap |= uint64_t{1} << j;
   }
   for (unsigned b = 0; b < 256; ++b)
@@ -326,7 +393,6 @@ void tree::split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos) {
       if (arr[b]) p_.flush(array_at(arr[b]), sizeof(leaf_array));
     p_.flush(n, inner_size(nk, unsigned(d - pos)));
   };
-  write_lock(plock);
   if (mut_.on(mutant::split_swing_early)) {
     common::store_rel(parent, rewire(w, off_of(nw), k_tag_inner));
     p_.persist(parent, 8);
@@ -337,29 +403,9 @@ void tree::split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos) {
     swing(parent, rewire(w, off_of(nw), k_tag_inner));
   }
   write_unlock(plock);
-  write_lock(&a->lock);
   write_obsolete(&a->lock);
   pb.commit();
   p_.retire(off_of(w));
-}
-
-// ---------------------------------------------------------------- remove
-
-bool tree::remove(std::string_view key) {
-  check_key(key);
-  std::unique_lock lk(mu_);
-  leaf_array* a = nullptr;
-  uint64_t* owner = nullptr;
-  uint64_t* s = find(key, &a, &owner);
-  if (!s) return false;
-  uint64_t old = *s;
-  write_lock(owner);
-  common::store_rel(s, uint64_t{0});
-  p_.persist(s, 8);
-  if (a) __atomic_store_n(&a->bitmap, a->bitmap & ~(uint64_t{1} << (s - a->slot)), __ATOMIC_RELAXED);
-  write_unlock(owner);
-  p_.retire(off_of(old));
-  return true;
 }
 
 }  // namespace pmindex::art::roart
