@@ -30,7 +30,7 @@ index_entry make_entry() {
       {"stale_volatile", "a leaf array's bitmap is trusted across a restart (no generation check)",
        "crashtest", crash, "a completed operation was lost"},
       {"insert_unlocked", "an insert into a leaf array stores its slot without the array's lock word", "stress",
-       "--threads 4 --seconds 4 --keys 2000", "stress: violation"},
+       "--threads 4 --seconds 3 --keys 200", "stress: violation"},
   };
   e.tests = test_profile{.crash_args = "--params leaf=4", .crash_bytes_args = "--params leaf=4"};
   e.tests->extra = {

@@ -7,6 +7,8 @@
 // new state before it is durable. Every change is built aside,
 // flushed, and committed by one 8-byte store made durable before return;
 // unlinked blocks are retired through the epochs (lookups may hold them).
+#include <sched.h>
+
 #include <algorithm>
 #include <bit>
 
@@ -210,6 +212,7 @@ int tree::try_put(std::string_view key, std::string_view value, int mode) {
       const bool lock = !mut_.on(mutant::insert_unlocked);
       if (lock && !upgrade(&a->lock, v)) return -1;
       unsigned i = unsigned(std::countr_zero(~__atomic_load_n(&a->bitmap, __ATOMIC_RELAXED)));
+      if (!lock) sched_yield();  // the mutant: let a racing insert pick the same slot
       swing(&a->slot[i], leaf | uint64_t(fp) << 48);
       __atomic_store_n(&a->bitmap, a->bitmap | uint64_t{1} << i, __ATOMIC_RELAXED);
       if (lock) write_unlock(&a->lock);
