@@ -23,7 +23,7 @@
 //     child slot (N256: the byte's slot), flush, fence: L + 10, 2 fences;
 //   insert at an end-of-key word: L + 1, 2;
 //   update (out of place): a new leaf, fence, the slot swung, flush, fence:
-//     L + 1, 2; the old leaf freed after the swing is durable;
+//     L + 1, 2; the old leaf retired (epochs) after the swing is durable;
 //   remove: the slot (or end-of-key word) zeroed, flush, fence: 1, 1;
 //   full leaf array: split by the first byte position where its keys differ:
 //     one new leaf array per distinct byte (+ the end-of-key record) and one
@@ -72,7 +72,10 @@
 // (every operation runs pinned).
 // Caveats: 48-bit offsets (pools below 256 TiB); keys up to 4096 bytes,
 // values up to 1 MiB; space as the original: a leaf array is 576 bytes
-// whatever its fill.
+// whatever its fill (1M sparse u64 keys: 25% full, ~73 B of PM per record);
+// the tree lock is glibc's reader-preferring rwlock, so under a steady
+// stream of writers a scan may wait; generations are 32 bits (a node last
+// touched exactly 2^32 opens ago would look current).
 #pragma once
 
 #include <atomic>
