@@ -1,0 +1,328 @@
+// ROART: opening, volatile-field rebuild, lookups and scans (see roart.hpp).
+#include <algorithm>
+#include <bit>
+
+#include "art/roart/roart.hpp"
+#include "common/atomics.hpp"
+#include "common/root_block.hpp"
+#include "pmindex/sync/optimistic_lock.hpp"
+#include "pmindex/util/hash.hpp"
+
+namespace pmindex::art::roart {
+
+using common::load_acq;
+
+uint16_t fingerprint(std::string_view key) noexcept {
+  // 8-byte chunks through memcpy and the tail through uint8_t: every byte is
+  // read as unsigned, so a byte >= 0x80 hashes the same in every build.
+  uint64_t h = key.size() * 0x9e3779b97f4a7c15ull;
+  size_t i = 0;
+  for (; i + 8 <= key.size(); i += 8) {
+    uint64_t c;
+    std::memcpy(&c, key.data() + i, 8);
+    h = util::mix64(h ^ c);
+  }
+  if (i < key.size()) {
+    uint64_t c = 0;
+    for (size_t j = i; j < key.size(); ++j) c = c << 8 | uint8_t(key[j]);
+    h = util::mix64(h ^ c ^ 0x5bd1e995);
+  } else if (i == 0) {
+    h = util::mix64(h + 1);
+  }
+  return uint16_t(h >> 48);
+}
+
+tree::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_index(p), p_(p), mut_(cfg) {
+  if (p_.size() >= (uint64_t{1} << 48)) throw error(errc::unsupported, "roart: pools of 256 TiB or more");
+  cap_ = unsigned(cfg.u64("leaf"));
+  if (kind == open_kind::created) {
+    root_ = common::create_root<root_block>(p_, k_magic, [](root_block& r) { r.gen = 1; });
+    gen_ = 1;
+    root_lock_ = uint64_t(gen_) << 32;
+    return;
+  }
+  root_ = common::attach_root<root_block>(p_, k_magic, "roart");
+  // Instant recovery: a new generation makes every node's lock word and
+  // volatile fields stale; each node rebuilds them on first access. A dirty
+  // open repairs nothing else (every commit is one 8-byte store); trace()
+  // validates the words it follows.
+  uint64_t g = root_->gen + 1;
+  if (uint32_t(g) == 0) ++g;  // 0 is never a node's generation
+  p_.store_persist(&root_->gen, g);
+  gen_ = uint32_t(g);
+  root_lock_ = uint64_t(gen_) << 32;
+}
+
+// ---------------------------------------------------------------- volatile fields
+
+bool tree::bitmap_trusted() const { return mut_.on(mutant::stale_volatile); }
+
+void tree::fresh(uint64_t* lock, leaf_array* a, inner* n) {
+  const uint64_t mine = uint64_t(gen_) << 32;
+  for (unsigned spins = 0;; ++spins) {
+    uint64_t w = load_acq(lock);
+    if ((w >> 32) == gen_) {
+      if (!(w & k_locked)) return;  // current (rebuilt by another thread meanwhile)
+      sync::optimistic_lock::backoff(spins);  // being rebuilt, or written
+      continue;
+    }
+    if (common::cas(lock, w, mine | k_locked)) break;  // whatever a crash or a reopen left in it
+  }
+  if (a && !bitmap_trusted()) {
+    uint64_t bm = 0;
+    for (unsigned i = 0; i < k_slots; ++i)
+      if (load_acq(&a->slot[i])) bm |= uint64_t{1} << i;
+    a->bitmap = bm;
+  } else if (n && static_cast<kind>(n->kind) == kind::n48) {
+    uint8_t* idx = n48_index(n);
+    std::memset(idx, 0, 256);
+    for (unsigned j = 0; j < 48; ++j)
+      if (uint64_t c = load_acq(&n->child[j])) idx[byte_of(c)] = uint8_t(j + 1);
+  }
+  common::store_rel(lock, mine);
+}
+
+uint64_t tree::read_version(uint64_t* lock, leaf_array* a, inner* n) {
+  for (unsigned spins = 0;; ++spins) {
+    uint64_t w = load_acq(lock);
+    if ((w >> 32) != gen_) [[unlikely]] {
+      fresh(lock, a, n);
+      continue;
+    }
+    if (!(w & k_locked)) [[likely]] return w;
+    sync::optimistic_lock::backoff(spins);
+  }
+}
+
+uint64_t* tree::find_child(inner* n, unsigned b) {
+  switch (static_cast<kind>(n->kind)) {
+    case kind::n4:
+    case kind::n16: {
+      unsigned cap = capacity(static_cast<kind>(n->kind));
+      for (unsigned j = 0; j < cap; ++j) {
+        uint64_t c = load_acq(&n->child[j]);
+        if (c && byte_of(c) == b) return &n->child[j];
+      }
+      return nullptr;
+    }
+    case kind::n48: {
+      unsigned i = n48_index(n)[b];
+      return i ? &n->child[i - 1] : nullptr;
+    }
+    default:
+      return load_acq(&n->child[b]) ? &n->child[b] : nullptr;
+  }
+}
+
+// ---------------------------------------------------------------- lookups
+
+// Optimistic lock coupling without writes: each node's version is read
+// before its fields and validated after them (a node replaced meanwhile is
+// obsolete: restart); what a node names was read before its validation, so
+// a validated child was its child at that moment. Blocks are freed through
+// the epochs, so a node or leaf read here is never reused while pinned.
+template <class Out>
+bool tree::read(std::string_view key, Out&& out) {
+  auto pin = p_.pin();
+  const unsigned fp = fingerprint(key);
+restart:
+  uint64_t v = read_version(&root_lock_, nullptr, nullptr);
+  uint64_t w = load_acq(&root_->root);
+  if (!validate(&root_lock_, v)) goto restart;
+  unsigned pos = 0;
+  while (w) {
+    if (is_array(w)) {
+      leaf_array* a = array_at(w);
+      v = read_version(&a->lock, a, nullptr);
+      if (v & k_obsolete) goto restart;
+      bool found = false;
+      for (uint64_t bm = __atomic_load_n(&a->bitmap, __ATOMIC_RELAXED); bm; bm &= bm - 1) {
+        uint64_t s = load_acq(&a->slot[std::countr_zero(bm)]);
+        if (s && fp_of(s) == fp && leaf_key(s) == key) {
+          out(leaf_at(s));
+          found = true;
+          break;
+        }
+      }
+      if (!validate(&a->lock, v)) goto restart;
+      return found;
+    }
+    inner* n = inner_at(w);
+    v = read_version(&n->lock, nullptr, n);
+    if (v & k_obsolete) goto restart;
+    const unsigned lv = n->level;  // level and prefix never change
+    if (key.size() < lv ||
+        (lv > pos && std::memcmp(key.data() + pos, prefix_of(n) + (n->nprefix - (lv - pos)), lv - pos) != 0)) {
+      if (!validate(&n->lock, v)) goto restart;
+      return false;
+    }
+    if (key.size() == lv) {
+      uint64_t e = load_acq(&n->eok);
+      if (e) out(leaf_at(e));
+      if (!validate(&n->lock, v)) goto restart;
+      return e != 0;
+    }
+    uint64_t* c = find_child(n, uint8_t(key[lv]));
+    w = c ? load_acq(c) : 0;
+    if (!validate(&n->lock, v)) goto restart;
+    pos = lv + 1;
+  }
+  return false;
+}
+
+bool tree::lookup(std::string_view key, std::string* value) {
+  check_key(key);
+  return read(key, [&](const common::kv_block* b) {
+    if (value) value->assign(common::kv_value(b));
+  });
+}
+
+std::optional<uint64_t> tree::lookup(uint64_t key) {
+  auto kb = key_bytes(key);
+  uint64_t v = 0;
+  bool eight = true;
+  auto copy = [&](const common::kv_block* b) {  // copied while pinned
+    eight = b->vlen == 8;
+    if (eight) v = value_u64(common::kv_value(b));
+  };
+  if (!read(kb, copy)) return std::nullopt;
+  if (!eight) throw error(errc::unsupported, "roart: a u64 call met a value that is not 8 bytes");
+  return v;
+}
+
+// ---------------------------------------------------------------- scans
+
+// In-order walk of the subtree of node word w, found at key position pos.
+// `bounded`: the path to w equals from's first pos bytes, so records below
+// from are skipped. sink(leaf) -> false stops the walk (returns false).
+template <class Sink>
+bool tree::scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink) {
+  if (is_array(w)) return scan_array(array_at(w), from, bounded, sink);
+  inner* n = inner_at(w);
+  fresh(n);
+  const unsigned lv = n->level;
+  if (bounded) {
+    const char* pre = prefix_of(n) + (n->nprefix - (lv - pos));
+    size_t avail = from.size() - pos, m = std::min<size_t>(avail, lv - pos);
+    int c = m ? std::memcmp(pre, from.data() + pos, m) : 0;
+    if (c < 0) return true;            // the whole subtree sorts before from
+    if (c > 0 || avail < lv - pos) bounded = false;  // ... after from
+  }
+  // The end-of-key record is the path itself: it sorts first.
+  if (uint64_t e = load_acq(&n->eok); e && (!bounded || from.size() == lv))
+    if (!sink(leaf_at(e))) return false;
+  unsigned lo = 0;
+  bool edge = false;  // the child at lo is still bounded
+  if (bounded && from.size() > lv) {
+    lo = uint8_t(from[lv]);
+    edge = true;
+  }
+  auto visit = [&](unsigned b, uint64_t c) {
+    if (b < lo) return true;
+    return scan_node(c, lv + 1, from, edge && b == lo, sink);
+  };
+  switch (static_cast<kind>(n->kind)) {
+    case kind::n4:
+    case kind::n16: {
+      uint64_t kids[16];
+      unsigned k = 0, cap = capacity(static_cast<kind>(n->kind));
+      for (unsigned j = 0; j < cap; ++j)
+        if (uint64_t c = load_acq(&n->child[j])) kids[k++] = c;
+      std::sort(kids, kids + k, [](uint64_t a, uint64_t b) { return byte_of(a) < byte_of(b); });
+      for (unsigned j = 0; j < k; ++j)
+        if (!visit(byte_of(kids[j]), kids[j])) return false;
+      return true;
+    }
+    case kind::n48: {
+      const uint8_t* idx = n48_index(n);
+      for (unsigned b = lo; b < 256; ++b)
+        if (idx[b])
+          if (!visit(b, load_acq(&n->child[idx[b] - 1]))) return false;
+      return true;
+    }
+    default:
+      for (unsigned b = lo; b < 256; ++b)
+        if (uint64_t c = load_acq(&n->child[b]))
+          if (!visit(b, c)) return false;
+      return true;
+  }
+}
+
+// A leaf array's records in key order (its slots are in insertion order:
+// sorted here, so a scan that stops inside the array returns the smallest).
+template <class Sink>
+bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink) {
+  fresh(a);
+  // Every leaf is a block of its own: prefetch them all before reading any,
+  // so their misses overlap.
+  struct ent {
+    uint64_t head;  // the key's first 8 bytes, big-endian, zero padded: most compares end here
+    const common::kv_block* b;
+  };
+  const common::kv_block* blk[k_slots];
+  unsigned m = 0;
+  for (uint64_t bm = a->bitmap; bm; bm &= bm - 1)
+    if (uint64_t s = load_acq(&a->slot[std::countr_zero(bm)])) {
+      blk[m] = leaf_at(s);
+      __builtin_prefetch(blk[m]);
+      ++m;
+    }
+  ent got[k_slots];
+  unsigned k = 0;
+  for (unsigned i = 0; i < m; ++i) {
+    std::string_view key = common::kv_key(blk[i]);
+    if (bounded && key < from) continue;
+    uint64_t h = 0;
+    std::memcpy(&h, key.data(), std::min<size_t>(8, key.size()));
+    got[k++] = {__builtin_bswap64(h), blk[i]};
+  }
+  std::sort(got, got + k, [](const ent& x, const ent& y) {
+    if (x.head != y.head) return x.head < y.head;
+    return common::kv_key(x.b) < common::kv_key(y.b);
+  });
+  for (unsigned i = 0; i < k; ++i)
+    if (!sink(got[i].b)) return false;
+  return true;
+}
+
+size_t tree::scan(std::string_view from, size_t count, record_buffer& out) {
+  if (!count) return 0;  // any bound is valid: no check_key
+  size_t n = 0;
+  auto sink = [&](const common::kv_block* b) {
+    out.push_back(common::kv_key(b), common::kv_value(b));
+    return ++n < count;
+  };
+  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
+  if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, from, true, sink);
+  return n;
+}
+
+size_t tree::range(std::string_view lo, std::string_view hi, record_buffer& out) {
+  size_t n = 0;
+  auto sink = [&](const common::kv_block* b) {
+    if (common::kv_key(b) > hi) return false;
+    out.push_back(common::kv_key(b), common::kv_value(b));
+    ++n;
+    return true;
+  };
+  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
+  if (uint64_t w = load_acq(&root_->root); w && lo <= hi) scan_node(w, 0, lo, true, sink);
+  return n;
+}
+
+size_t tree::scan(uint64_t from, size_t count, record* out) {
+  if (!count) return 0;
+  auto kb = key_bytes(from);
+  size_t n = 0;
+  auto sink = [&](const common::kv_block* b) {
+    if (b->klen != 8 || b->vlen != 8)
+      throw error(errc::unsupported, "roart: a u64 call met a record that is not 8 + 8 bytes");
+    out[n] = {key_u64(common::kv_key(b)), value_u64(common::kv_value(b))};
+    return ++n < count;
+  };
+  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
+  if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, kb, true, sink);
+  return n;
+}
+
+}  // namespace pmindex::art::roart
