@@ -43,7 +43,7 @@ PERCENTILES = ["p50", "p90", "p99", "p99.9", "p99.99"]
 NUMBERS = ["mops", "flushes_per_op", "fences_per_op", "load_flushes_per_insert", "load_fences_per_insert",
            "pm_bytes_per_record", "dram_bytes_per_record", "bytes_per_record", "clean_open_s", "dirty_open_s",
            "recover_s"]
-VARIANT_FIELDS = ["mode", "parallel", "dataset", "value_size", "universe", "distribution", "variant"]
+VARIANT_FIELDS = ["mode", "parallel", "dataset", "value_size", "universe", "distribution"]
 
 
 class ReportError(Exception):
@@ -78,8 +78,9 @@ def _first(rec, *paths):
 def _normalise(rec, name, context_options):
     """One run (bench format or a flat summary) as a flat dict of figures."""
     run = {}
-    run["index"] = str(rec.get("index") or (name.split("/")[0] if name else "?"))
-    run["workload"] = str(rec.get("workload") or rec.get("run") or (name.split("/", 1)[-1] if name else "?"))
+    run["index"] = str(rec.get("index") or rec.get("variant") or (name.split("/")[0] if name else "?"))
+    run["workload"] = str(rec.get("workload") or rec.get("run") or rec.get("config")
+                          or (name.split("/", 1)[-1] if name else "?"))
     threads = rec.get("threads", context_options.get("threads", 1))
     run["threads"] = int(threads) if isinstance(threads, (int, float)) else 1
     for f in VARIANT_FIELDS:
@@ -209,6 +210,16 @@ def _plt():
     return plt
 
 
+_COLORS = {}  # series -> color, the same in every figure of a report
+
+
+def _set_colors(plt, series):
+    cmap = plt.get_cmap("tab10" if len(series) <= 10 else "tab20")
+    _COLORS.clear()
+    for i, s in enumerate(series):
+        _COLORS[s] = cmap(i % cmap.N)
+
+
 def _bars(ax, groups, series, value, ylabel, log=False):
     """Grouped bars: one group per entry of `groups`, one bar per series."""
     width = 0.8 / max(1, len(series))
@@ -219,7 +230,7 @@ def _bars(ax, groups, series, value, ylabel, log=False):
             if v is not None:
                 xs.append(g + (i - (len(series) - 1) / 2) * width)
                 ys.append(v)
-        ax.bar(xs, ys, width, label=s)
+        ax.bar(xs, ys, width, label=s, color=_COLORS.get(s))
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=20 if len(groups) > 3 else 0, ha="right" if len(groups) > 3 else "center")
     ax.set_ylabel(ylabel)
@@ -283,7 +294,7 @@ def fig_threads(plt, runs):
     for ax, w in zip(axes.flat, workloads):
         for s, pts in by[w].items():
             pts = sorted(pts)
-            ax.plot([t for t, _ in pts], [m for _, m in pts], marker="o", label=s)
+            ax.plot([t for t, _ in pts], [m for _, m in pts], marker="o", label=s, color=_COLORS.get(s))
         ax.set_title(w)
         ax.set_xlabel("threads")
         ax.set_ylabel("Mops/s")
@@ -308,7 +319,7 @@ def fig_latency(plt, runs):
             if w2 != w:
                 continue
             ps = [p for p in PERCENTILES if p in r["latency"]]
-            ax.plot(ps, [r["latency"][p] for p in ps], marker="o", label=s)
+            ax.plot(ps, [r["latency"][p] for p in ps], marker="o", label=s, color=_COLORS.get(s))
         ax.set_yscale("log")
         ax.set_title(w)
         ax.set_ylabel("ns")
@@ -514,6 +525,7 @@ def make_report(paths, out_dir, title=None):
     runs = merge_repeats(runs)
     os.makedirs(out_dir, exist_ok=True)
     plt = _plt()
+    _set_colors(plt, _ordered(r["series"] for r in runs))
     drawn, skipped = [], {}
     for name, draw in DRAWERS.items():
         fig, why = draw(plt, runs)

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""What the Python binding costs per operation (docs/results/python.md).
+
+    python3 docs/results/python_overhead.py OUT.json [--records N] [--reps R] [--index I]
+
+Fills a keys=u64 index with N random 64-bit keys, then times, in one thread,
+N lookups in random order through db.get(k), db[k] and `k in db`, a full
+iteration of db.items(), and scans of 100 records (db.scan(k, 100) consumed)
+from random present keys; each R times, medians reported in ns per operation
+(per record for the iterations). A plain loop over the same key list (and a
+dict's get) are timed too, so the interpreter's own share can be told apart.
+The C++ side is `pmindex bench` on the same index and size (see python.md).
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import time
+
+import pmindex
+
+
+def timed(fn, n):
+    t0 = time.perf_counter_ns()
+    fn()
+    return (time.perf_counter_ns() - t0) / n
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--records", type=int, default=1 << 20)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--index", default="permart")
+    ap.add_argument("--pool", default=f"/dev/shm/pmindex-pyoverhead-{os.getpid()}.pool")
+    a = ap.parse_args()
+    rng = random.Random(1)
+    keys = list({rng.getrandbits(64) for _ in range(a.records)})
+    n = len(keys)
+    starts = rng.sample(keys, 10000)
+    res = {}
+    try:
+        with pmindex.open(a.pool, a.index, size="2G") as db:
+            t0 = time.perf_counter()
+            for k in keys:
+                db.insert(k, k ^ 0x5555)
+            res["insert_ns_python"] = (time.perf_counter() - t0) * 1e9 / n
+            rng.shuffle(keys)
+            d = dict.fromkeys(keys, 1)
+            get, contains = db.get, db.__contains__
+            cases = {
+                "loop_only": lambda: [None for k in keys],
+                "dict_get": lambda: [d.get(k) for k in keys],
+                "db_get": lambda: [get(k) for k in keys],
+                "db_getitem": lambda: [db[k] for k in keys],
+                "db_contains": lambda: [k in db for k in keys],
+            }
+            runs = {c: [] for c in cases}
+            runs["items_per_record"] = []
+            runs["scan100_per_record"] = []
+            for _ in range(a.reps):
+                for c, fn in cases.items():
+                    runs[c].append(timed(fn, n))
+                runs["items_per_record"].append(timed(lambda: sum(1 for _ in db.items()), n))
+                runs["scan100_per_record"].append(
+                    timed(lambda: [r for s in starts for r in db.scan(s, 100)], 100 * len(starts)))
+            assert db.check()
+            res.update({f"{c}_ns": statistics.median(v) for c, v in runs.items()})
+            res["runs_ns"] = runs
+            res["records"] = n
+            res["index"] = a.index
+    finally:
+        if os.path.exists(a.pool):
+            os.remove(a.pool)
+    with open(a.out, "w") as f:
+        json.dump(res, f, indent=1)
+    print(json.dumps({k: round(v, 1) for k, v in res.items() if isinstance(v, float)}))
+
+
+if __name__ == "__main__":
+    main()
