@@ -254,6 +254,16 @@ def _finish(fig, title):
     fig.tight_layout()
 
 
+def _grid(plt, n):
+    """A figure with n panels, three a row."""
+    cols = min(3, n)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
 def _at_max_threads(runs):
     """For each (series, workload) the run with the most threads."""
     best = {}
@@ -286,11 +296,7 @@ def fig_threads(plt, runs):
     workloads = [w for w, ss in by.items() if any(len({t for t, _ in pts}) > 1 for pts in ss.values())]
     if not workloads:
         return None, "every run has one thread count"
-    cols = min(3, len(workloads))
-    rows = (len(workloads) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
-    for ax in axes.flat[len(workloads):]:
-        ax.set_visible(False)
+    fig, axes = _grid(plt, len(workloads))
     for ax, w in zip(axes.flat, workloads):
         for s, pts in by[w].items():
             pts = sorted(pts)
@@ -309,11 +315,7 @@ def fig_latency(plt, runs):
     if not best:
         return None, "no run has latency samples"
     workloads = _ordered(w for _, w in best)
-    cols = min(3, len(workloads))
-    rows = (len(workloads) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
-    for ax in axes.flat[len(workloads):]:
-        ax.set_visible(False)
+    fig, axes = _grid(plt, len(workloads))
     for ax, w in zip(axes.flat, workloads):
         for (s, w2), r in best.items():
             if w2 != w:

@@ -206,29 +206,23 @@ nb::dict py_index::report() {
   return d;
 }
 
-void py_index::close() {
-  if (!idx_) return;
+void py_index::shut_down(bool clean) {
   nb::gil_scoped_release r;
-  std::unique_lock lock(mu_);
+  std::unique_lock lock(mu_);  // waits for the calls in flight
   if (!idx_) return;
   std::unique_ptr<index> idx = std::move(idx_);
-  idx->close();  // a clean shutdown; the destructor of idx then frees it
-}
-
-void py_index::abandon() {
-  if (!idx_) return;
-  nb::gil_scoped_release r;
-  std::unique_lock lock(mu_);
-  if (!idx_) return;
-  std::unique_ptr<index> idx = std::move(idx_);
-  idx->abandon();
+  closed_.store(true, std::memory_order_release);
+  if (clean)
+    idx->close();  // then the destructor of idx frees it
+  else
+    idx->abandon();
 }
 
 std::string py_index::name_prefix() const { return entry_->name + ": "; }
 
 std::string py_index::repr() const {
   return "<pmindex.Index " + entry_->name + " keys=" + (bytes_ ? "bytes" : "u64") + " mode=" + mode_ +
-         " path=" + path_ + (idx_ ? "" : " closed") + ">";
+         " path=" + path_ + (closed() ? " closed" : "") + ">";
 }
 
 // ------------------------------------------------------------------ py_iter

@@ -19,6 +19,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include <atomic>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -55,10 +56,10 @@ class py_index {
   bool check();
   nb::dict report();
   uint64_t size();
-  void close();
-  void abandon();
+  void close() { shut_down(true); }
+  void abandon() { shut_down(false); }
 
-  bool closed() const noexcept { return !idx_; }
+  bool closed() const noexcept { return closed_.load(std::memory_order_acquire); }
   bool bytes_keys() const noexcept { return bytes_; }
   const index_entry& entry() const noexcept { return *entry_; }
   const std::string& path() const noexcept { return path_; }
@@ -73,11 +74,13 @@ class py_index {
   nb::object value_object(std::string_view v) const;
 
  private:
+  void shut_down(bool clean);  // idempotent
   friend class call_guard;
   friend class py_iter;
   std::unique_ptr<index> idx_;
   std::shared_ptr<const index_entry> entry_;
   std::shared_mutex mu_;
+  std::atomic<bool> closed_{false};  // idx_ is gone (read without the lock)
   bool concurrent_;
   bool bytes_;
   std::string path_, mode_;
