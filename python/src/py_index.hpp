@@ -13,8 +13,9 @@
 // entered by two threads. Point calls keep the GIL (they take well under a
 // microsecond); long calls (open, close, scans, ranges, stats, check, and
 // writes of more than k_long_bytes) release it. A thread never waits for the
-// lock while holding the GIL, and never takes the GIL while holding the lock,
-// so the two cannot deadlock.
+// lock while holding the GIL (it tries, and on failure releases the GIL before
+// it blocks), so a lock holder waiting for the GIL always gets it: the two
+// cannot deadlock.
 #pragma once
 
 #include <nanobind/nanobind.h>
