@@ -107,6 +107,7 @@ def _normalise(rec, name, context_options):
     run["load_fences_per_insert"] = _first(rec, "load|fences_per_insert", "load_fences_per_insert",
                                            "fences_per_insert")
     records = _first(rec, "space|records", "records_prefilled", "records")
+    run["records"] = _first(rec, "workload_spec|records", "records_prefilled", "records", "space|records")
     pm = _first(rec, "space|pm_bytes_per_record", "pm_bytes_per_record")
     if pm is None and records:
         used = _first(rec, "space|pm_bytes_used", "pm_bytes_used")
@@ -365,14 +366,31 @@ def fig_persistence(plt, runs):
     return fig, None
 
 
+def _count(n):
+    for unit, div in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= div and n % div == 0:
+            return f"{n // div}{unit}"
+    for unit, div in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= div:
+            return f"{n / div:g}{unit}"
+    return str(n)
+
+
 def _per_series(runs, fields):
-    """The median over a series' runs of each field that some run has."""
+    """The median over a series' runs of each field that some run has; one
+    entry per record count when the runs have several (space and recovery
+    depend on it)."""
+    several = len({r["records"] for r in runs if r.get("records")}) > 1
+
+    def key(r):
+        return r["series"] + (f", {_count(int(r['records']))} records" if several and r.get("records") else "")
+
     out = {}
-    for s in _ordered(r["series"] for r in runs):
-        rs = [r for r in runs if r["series"] == s]
+    for k in _ordered(key(r) for r in runs):
+        rs = [r for r in runs if key(r) == k]
         vals = {f: [r[f] for r in rs if r[f] is not None] for f in fields}
         if any(vals.values()):
-            out[s] = {f: statistics.median(v) if v else None for f, v in vals.items()}
+            out[k] = {f: statistics.median(v) if v else None for f, v in vals.items()}
     return out
 
 
