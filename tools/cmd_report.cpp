@@ -33,7 +33,8 @@ int cmd_report(args& a) {
   std::string out = a.str("out", "");
   std::string title = a.str("title", "");
   a.finish();
-  if (files.empty()) throw error(errc::usage, "usage: pmindex report RESULTS.json... [--out DIR] [--title T]");
+  if (files.empty())
+    throw error(errc::usage, "usage: pmindex report RESULTS.json... [--out DIR] [--title T]");
 
   const char* env = std::getenv("PMINDEX_PYTHON");
   std::string python = env && *env ? env : "python3";
@@ -51,8 +52,9 @@ int cmd_report(args& a) {
   for (auto& s : argv) cargv.push_back(s.data());
   cargv.push_back(nullptr);
   execvp(cargv[0], cargv.data());
-  throw error(errc::unsupported, "pmindex report runs " + python + " (matplotlib): " + std::strerror(errno) +
-                                     " (install python3 and `pip install matplotlib`, or set PMINDEX_PYTHON)");
+  throw error(errc::unsupported,
+              "pmindex report runs " + python + " (matplotlib): " + std::strerror(errno) +
+                  " (install python3 and `pip install matplotlib`, or set PMINDEX_PYTHON)");
 }
 
 }  // namespace pmindex::cli

@@ -21,7 +21,7 @@ const verb k_verbs[] = {
     {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
     {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
     {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
-    {"report", cmd_report, "figures (PNG, SVG) and an HTML page from `bench --json` files: RESULTS.json... [--out DIR] (Python, matplotlib; docs/python.md)"},
+    {"report", cmd_report, "figures (PNG, SVG) and an HTML page from `bench --json` files: RESULTS.json... [--out DIR] (docs/python.md)"},
 };
 const size_t k_nverbs = sizeof k_verbs / sizeof k_verbs[0];
 

@@ -20,20 +20,24 @@ struct error_class {
 
 const error_class k_classes[] = {
     {errc::failure, "CheckFailed", nullptr, "check() found a violated invariant (exit code 1)."},
-    {errc::usage, "UsageError", PyExc_ValueError, "Bad argument: unknown index, mode or parameter (exit code 2)."},
-    {errc::missing_file, "PoolNotFound", PyExc_FileNotFoundError, "The pool file does not exist (exit code 3)."},
+    {errc::usage, "UsageError", PyExc_ValueError,
+     "Bad argument: unknown index, mode or parameter (exit code 2)."},
+    {errc::missing_file, "PoolNotFound", PyExc_FileNotFoundError,
+     "The pool file does not exist (exit code 3)."},
     {errc::not_a_pool, "NotAPool", nullptr, "The file is not a pmindex pool (exit code 4)."},
     {errc::bad_version, "BadVersion", nullptr, "The pool was made by another format version (exit code 5)."},
     {errc::wrong_index, "WrongIndex", nullptr, "The pool holds another index (exit code 6)."},
     {errc::too_small, "PoolTooSmall", nullptr, "Pool file too small or truncated (exit code 7)."},
-    {errc::pool_full, "PoolFull", nullptr, "No space left in the pool; nothing stored was lost (exit code 8)."},
+    {errc::pool_full, "PoolFull", nullptr,
+     "No space left in the pool; nothing stored was lost (exit code 8)."},
     {errc::key_too_long, "KeyTooLong", PyExc_ValueError, "Key longer than the index takes (exit code 9)."},
     {errc::io, "PoolIOError", PyExc_OSError,
      "open/mmap failed, the pool exists already, or another process holds it (exit code 10)."},
     {errc::corrupt, "CorruptPool", nullptr, "Recovery found an inconsistent pool (exit code 11)."},
     {errc::unsupported, "Unsupported", PyExc_ValueError,
      "Mode, key kind or size the index does not support (exit code 12)."},
-    {errc::value_too_long, "ValueTooLong", PyExc_ValueError, "Value longer than the index takes (exit code 13)."},
+    {errc::value_too_long, "ValueTooLong", PyExc_ValueError,
+     "Value longer than the index takes (exit code 13)."},
 };
 constexpr size_t k_nclasses = sizeof k_classes / sizeof k_classes[0];
 

@@ -16,9 +16,9 @@ using namespace nb::literals;
 namespace pmindex::py {
 namespace {
 
-py_index* open_index(const std::string& path, const std::string& name, const std::string& mode,
-                     uint64_t size, const std::string& open, const std::string& params,
-                     const std::string& flush, bool quiet) {
+py_index* open_index(const std::string& path, const std::string& name, const std::string& mode, uint64_t size,
+                     const std::string& open, const std::string& params, const std::string& flush,
+                     bool quiet) {
   options o;
   o.pool_path = path;
   o.pool_size = size;
@@ -33,7 +33,8 @@ py_index* open_index(const std::string& path, const std::string& name, const std
   else
     throw error(errc::usage, "open must be 'create', 'new' or 'existing', not '" + open + "'");
   auto f = pm::parse_flush(flush);
-  if (!f) throw error(errc::usage, "unknown flush instruction '" + flush + "' (auto, clwb, clflushopt, clflush)");
+  if (!f)
+    throw error(errc::usage, "unknown flush instruction '" + flush + "' (auto, clwb, clflushopt, clflush)");
   o.flush = *f;
 
   std::unique_ptr<index> idx;
@@ -121,19 +122,26 @@ NB_MODULE(_core, m) {
   nb::class_<py_index>(m, "Index",
                        "An open pmindex index (from pmindex.open). A mapping of int or bytes keys to "
                        "int or bytes values, in key order; a context manager that closes it cleanly.")
-      .def("insert", [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::insert, k, v); },
-           "key"_a, "value"_a, "Adds the record; False (and no change) if the key is present.")
-      .def("update", [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::update, k, v); },
-           "key"_a, "value"_a, "Replaces the value; False if the key is absent.")
-      .def("upsert", [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::upsert, k, v); },
-           "key"_a, "value"_a, "Inserts or replaces; True if the key was new.")
+      .def(
+          "insert",
+          [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::insert, k, v); },
+          "key"_a, "value"_a, "Adds the record; False (and no change) if the key is present.")
+      .def(
+          "update",
+          [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::update, k, v); },
+          "key"_a, "value"_a, "Replaces the value; False if the key is absent.")
+      .def(
+          "upsert",
+          [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::upsert, k, v); },
+          "key"_a, "value"_a, "Inserts or replaces; True if the key was new.")
       .def("remove", &py_index::remove, "key"_a, "Removes the record; False if the key is absent.")
-      .def("get",
-           [](py_index& s, nb::handle k, nb::object def) {
-             nb::object v = s.lookup(k);
-             return v.is_valid() ? v : def;
-           },
-           "key"_a, "default"_a = nb::none(), "The value of `key`, or `default` when absent.")
+      .def(
+          "get",
+          [](py_index& s, nb::handle k, nb::object def) {
+            nb::object v = s.lookup(k);
+            return v.is_valid() ? v : def;
+          },
+          "key"_a, "default"_a = nb::none(), "The value of `key`, or `default` when absent.")
       .def("__getitem__",
            [](py_index& s, nb::handle k) {
              nb::object v = s.lookup(k);
@@ -143,7 +151,8 @@ NB_MODULE(_core, m) {
              }
              return v;
            })
-      .def("__setitem__", [](py_index& s, nb::handle k, nb::handle v) { s.write(py_index::write_op::upsert, k, v); })
+      .def("__setitem__",
+           [](py_index& s, nb::handle k, nb::handle v) { s.write(py_index::write_op::upsert, k, v); })
       .def("__delitem__",
            [](py_index& s, nb::handle k) {
              if (!s.remove(k)) {
@@ -153,26 +162,37 @@ NB_MODULE(_core, m) {
            })
       .def("__contains__", [](py_index& s, nb::handle k) { return s.lookup(k).is_valid(); })
       .def("__len__", &py_index::size)
-      .def("__iter__", [](nb::object self) { return py_iter::scan(self, nb::none(), SIZE_MAX, what::keys); },
-           nb::rv_policy::take_ownership)
-      .def("scan",
-           [](nb::object self, nb::handle start, size_t count) { return py_iter::scan(self, start, count, what::items); },
-           "start"_a, "count"_a, nb::rv_policy::take_ownership,
-           "Up to `count` (key, value) pairs with key >= start, in key order. Up to 65536 records are "
-           "read by one call of the index (its scan guarantee holds for them), longer scans in batches.")
-      .def("range", [](nb::object self, nb::handle lo, nb::handle hi) { return py_iter::range(self, lo, hi); },
-           "lo"_a, "hi"_a, nb::rv_policy::take_ownership,
-           "Every (key, value) pair with lo <= key <= hi, in key order, read by one range() call of the "
-           "index (so with its range guarantee; the whole range is held in memory).")
-      .def("items",
-           [](nb::object self, nb::handle start) { return py_iter::scan(self, start, SIZE_MAX, what::items); },
-           "start"_a = nb::none(), nb::rv_policy::take_ownership,
-           "Every (key, value) pair from `start` (None: the first key) on, read in batches.")
-      .def("keys", [](nb::object self, nb::handle start) { return py_iter::scan(self, start, SIZE_MAX, what::keys); },
-           "start"_a = nb::none(), nb::rv_policy::take_ownership, "Every key from `start` on, in order.")
-      .def("values",
-           [](nb::object self, nb::handle start) { return py_iter::scan(self, start, SIZE_MAX, what::values); },
-           "start"_a = nb::none(), nb::rv_policy::take_ownership, "Every value from `start` on, in key order.")
+      .def(
+          "__iter__", [](nb::object self) { return py_iter::scan(self, nb::none(), SIZE_MAX, what::keys); },
+          nb::rv_policy::take_ownership)
+      .def(
+          "scan",
+          [](nb::object self, nb::handle start, size_t count) {
+            return py_iter::scan(self, start, count, what::items);
+          },
+          "start"_a, "count"_a, nb::rv_policy::take_ownership,
+          "Up to `count` (key, value) pairs with key >= start, in key order. Up to 65536 records are "
+          "read by one call of the index (its scan guarantee holds for them), longer scans in batches.")
+      .def(
+          "range", [](nb::object self, nb::handle lo, nb::handle hi) { return py_iter::range(self, lo, hi); },
+          "lo"_a, "hi"_a, nb::rv_policy::take_ownership,
+          "Every (key, value) pair with lo <= key <= hi, in key order, read by one range() call of the "
+          "index (so with its range guarantee; the whole range is held in memory).")
+      .def(
+          "items",
+          [](nb::object self, nb::handle start) { return py_iter::scan(self, start, SIZE_MAX, what::items); },
+          "start"_a = nb::none(), nb::rv_policy::take_ownership,
+          "Every (key, value) pair from `start` (None: the first key) on, read in batches.")
+      .def(
+          "keys",
+          [](nb::object self, nb::handle start) { return py_iter::scan(self, start, SIZE_MAX, what::keys); },
+          "start"_a = nb::none(), nb::rv_policy::take_ownership, "Every key from `start` on, in order.")
+      .def(
+          "values",
+          [](nb::object self, nb::handle start) {
+            return py_iter::scan(self, start, SIZE_MAX, what::values);
+          },
+          "start"_a = nb::none(), nb::rv_policy::take_ownership, "Every value from `start` on, in key order.")
       .def("stats", &py_index::stats,
            "records, pm_bytes_used, pm_bytes_reserved, dram_bytes and the index's own figures ('extra').")
       .def("check", &py_index::check, "Checks the structural invariants: True, or raises CheckFailed.")
@@ -182,25 +202,33 @@ NB_MODULE(_core, m) {
       .def("abandon", &py_index::abandon,
            "Drops the index without a clean shutdown, as a crash would (for tests: the next open recovers).")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
-      .def("__exit__", [](py_index& s, nb::handle, nb::handle, nb::handle) { s.close(); }, nb::arg().none(),
-           nb::arg().none(), nb::arg().none())
+      .def(
+          "__exit__", [](py_index& s, nb::handle, nb::handle, nb::handle) { s.close(); }, nb::arg().none(),
+          nb::arg().none(), nb::arg().none())
       .def("__repr__", &py_index::repr)
-      .def_prop_ro("name", [](py_index& s) { return s.entry().name; }, "The index (pmindex.indexes()).")
-      .def_prop_ro("key_kind", [](py_index& s) { return s.bytes_keys() ? "bytes" : "u64"; },
-                   "'u64' (int keys and values) or 'bytes'.")
-      .def_prop_ro("max_key", [](py_index& s) { return s.bytes_keys() ? s.entry().max_key : size_t{8}; },
-                   "Longest key in bytes.")
-      .def_prop_ro("max_value", [](py_index& s) { return s.bytes_keys() ? s.entry().max_value : size_t{8}; },
-                   "Longest value in bytes.")
-      .def_prop_ro("concurrent", [](py_index& s) { return s.entry().concurrent; },
-                   "True if several threads may call it at once (others are serialised).")
-      .def_prop_ro("scan_guarantee", [](py_index& s) { return s.entry().scan_guarantee; },
-                   "What a scan running beside writers returns.")
+      .def_prop_ro(
+          "name", [](py_index& s) { return s.entry().name; }, "The index (pmindex.indexes()).")
+      .def_prop_ro(
+          "key_kind", [](py_index& s) { return s.bytes_keys() ? "bytes" : "u64"; },
+          "'u64' (int keys and values) or 'bytes'.")
+      .def_prop_ro(
+          "max_key", [](py_index& s) { return s.bytes_keys() ? s.entry().max_key : size_t{8}; },
+          "Longest key in bytes.")
+      .def_prop_ro(
+          "max_value", [](py_index& s) { return s.bytes_keys() ? s.entry().max_value : size_t{8}; },
+          "Longest value in bytes.")
+      .def_prop_ro(
+          "concurrent", [](py_index& s) { return s.entry().concurrent; },
+          "True if several threads may call it at once (others are serialised).")
+      .def_prop_ro(
+          "scan_guarantee", [](py_index& s) { return s.entry().scan_guarantee; },
+          "What a scan running beside writers returns.")
       .def_prop_ro("mode", &py_index::mode, "The persistence mode of this open.")
       .def_prop_ro("path", &py_index::path, "The pool file.")
       .def_prop_ro("closed", &py_index::closed, "True after close().");
 
   m.def("_open", &open_index, "path"_a, "index"_a, "mode"_a, "size"_a, "open"_a, "params"_a, "flush"_a,
         "quiet"_a, nb::rv_policy::take_ownership, "Use pmindex.open().");
-  m.def("indexes", &list_indexes, "The registered indexes: name, family, modes, key kinds, limits, parameters.");
+  m.def("indexes", &list_indexes,
+        "The registered indexes: name, family, modes, key kinds, limits, parameters.");
 }

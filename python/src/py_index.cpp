@@ -107,9 +107,12 @@ bool py_index::write(write_op op, nb::handle key, nb::handle value) {
   call_guard g(*this, !concurrent_);
   if (!bytes_ && k.is_int && v.is_int) {  // the fast path
     switch (op) {
-      case write_op::insert: return g->insert(k.u, v.u);
-      case write_op::update: return g->update(k.u, v.u);
-      case write_op::upsert: return g->upsert(k.u, v.u);
+      case write_op::insert:
+        return g->insert(k.u, v.u);
+      case write_op::update:
+        return g->update(k.u, v.u);
+      case write_op::upsert:
+        return g->upsert(k.u, v.u);
     }
   }
   std::string_view ks = k.key_view();
@@ -117,9 +120,12 @@ bool py_index::write(write_op op, nb::handle key, nb::handle value) {
   std::string_view vs = v.is_int ? (vb = value_bytes(v.u), std::string_view(vb)) : v.s;
   auto run = [&] {
     switch (op) {
-      case write_op::insert: return g->insert(ks, vs);
-      case write_op::update: return g->update(ks, vs);
-      case write_op::upsert: return g->upsert(ks, vs);
+      case write_op::insert:
+        return g->insert(ks, vs);
+      case write_op::update:
+        return g->update(ks, vs);
+      case write_op::upsert:
+        return g->upsert(ks, vs);
     }
     return false;
   };

@@ -117,7 +117,7 @@ class py_iter {
 
  private:
   py_iter(nb::object owner, what w);
-  bool fetch();  // the next batch; false when the scan is over
+  bool fetch();       // the next batch; false when the scan is over
   nb::object owner_;  // the Index (kept alive while iterating)
   py_index* ix_;
   what what_;
