@@ -21,6 +21,7 @@ const verb k_verbs[] = {
     {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
     {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
     {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
+    {"report", cmd_report, "figures (PNG, SVG) and an HTML page from `bench --json` files: RESULTS.json... [--out DIR] (docs/python.md)"},
 };
 const size_t k_nverbs = sizeof k_verbs / sizeof k_verbs[0];
 
@@ -51,6 +52,18 @@ int main(int argc, char** argv) {
   }
   if (verb == "compare" && tokens.size() == 2 && tokens[0].rfind("--", 0) != 0 && tokens[1].rfind("--", 0) != 0)
     tokens = {"--a", tokens[0], "--b", tokens[1]};  // pmindex compare A.json B.json
+  if (verb == "report") {  // pmindex report A.json B.json --out DIR: the files are positional
+    std::vector<std::string> t;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (tokens[i].rfind("--", 0) == 0) {
+        t.push_back(tokens[i]);
+        if (tokens[i].find('=') == std::string::npos && i + 1 < tokens.size()) t.push_back(tokens[++i]);
+      } else {
+        t.insert(t.end(), {"--results", tokens[i]});
+      }
+    }
+    tokens = t;
+  }
   try {
     for (size_t i = 0; i < cli::k_nverbs; ++i)
       if (verb == cli::k_verbs[i].name) {

@@ -1,0 +1,234 @@
+// pmindex._core: the compiled part of the `pmindex` Python package (the
+// Index class, open(), indexes() and the exceptions). The Python layer
+// (python/pmindex/__init__.py) adds argument parsing and the docs users see
+// first; docstrings here describe each call.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include "errors.hpp"
+#include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
+#include "py_index.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace pmindex::py {
+namespace {
+
+py_index* open_index(const std::string& path, const std::string& name, const std::string& mode, uint64_t size,
+                     const std::string& open, const std::string& params, const std::string& flush,
+                     bool quiet) {
+  options o;
+  o.pool_path = path;
+  o.pool_size = size;
+  o.params = params;
+  o.quiet = quiet;
+  if (open == "create")
+    o.open = pm::open_mode::create_if_missing;
+  else if (open == "new")
+    o.open = pm::open_mode::must_create;
+  else if (open == "existing")
+    o.open = pm::open_mode::must_exist;
+  else
+    throw error(errc::usage, "open must be 'create', 'new' or 'existing', not '" + open + "'");
+  auto f = pm::parse_flush(flush);
+  if (!f)
+    throw error(errc::usage, "unknown flush instruction '" + flush + "' (auto, clwb, clflushopt, clflush)");
+  o.flush = *f;
+
+  std::unique_ptr<index> idx;
+  std::shared_ptr<const index_entry> entry;
+  {
+    nb::gil_scoped_release r;  // opening may recover a large pool
+    o.index = name;
+    if (o.index.empty()) {
+      // An existing pool names its index in its header.
+      pm::pool_options po;
+      po.path = path;
+      po.open = pm::open_mode::must_exist;
+      po.pm_mode = pm::mode::volatile_;
+      po.inspect = true;
+      po.quiet = true;
+      auto p = pm::pool::open(po);
+      o.index = p->index_name();
+      p->abandon();  // leave the header as it was
+    }
+    entry = find_index(o.index);
+    if (!entry) throw error(errc::usage, "unknown index '" + o.index + "' (see pmindex.indexes())");
+    if (mode.empty()) {
+      o.mode = entry->supports(pm::mode::persist) ? pm::mode::persist : pm::mode::dram;
+    } else {
+      auto m = pm::parse_mode(mode);
+      if (!m) throw error(errc::usage, "unknown mode '" + mode + "' (dram, volatile, persist, eadr, tx)");
+      o.mode = *m;
+    }
+    idx = pmindex::open(o);
+  }
+  return new py_index(std::move(idx), std::move(entry), path, std::string(pm::to_string(o.mode)));
+}
+
+nb::list list_indexes() {
+  nb::list out;
+  for (auto& e : registered_indexes()) {
+    nb::dict d;
+    d["name"] = e->name;
+    d["family"] = e->family;
+    d["description"] = e->description;
+    d["paper"] = e->paper;
+    d["concurrent"] = e->concurrent;
+    nb::list modes, kinds, params;
+    for (auto m : e->modes) modes.append(std::string(pm::to_string(m)));
+    for (auto k : e->key_kinds) kinds.append(std::string(to_string(k)));
+    for (auto& p : e->params) {
+      nb::dict pd;
+      pd["name"] = p.name;
+      pd["help"] = p.help;
+      pd["default"] = p.def;
+      nb::list choices;
+      for (auto& c : p.choices) choices.append(c);
+      pd["choices"] = choices;
+      if (p.choices.empty()) {
+        pd["min"] = p.min;
+        pd["max"] = p.max;
+      }
+      params.append(pd);
+    }
+    d["modes"] = modes;
+    d["key_kinds"] = kinds;
+    d["max_key"] = e->max_key;
+    d["max_value"] = e->max_value;
+    d["scan_guarantee"] = e->scan_guarantee;
+    d["params"] = params;
+    out.append(d);
+  }
+  return out;
+}
+
+using what = py_iter::what;
+
+}  // namespace
+}  // namespace pmindex::py
+
+NB_MODULE(_core, m) {
+  using namespace pmindex::py;
+  m.doc() = "The compiled core of the pmindex package (use `pmindex`, not this module).";
+  define_errors(m);
+
+  nb::class_<py_iter>(m, "Iterator", "An iterator over records in key order (see Index.scan).")
+      .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__next__", &py_iter::next);
+
+  nb::class_<py_index>(m, "Index",
+                       "An open pmindex index (from pmindex.open). A mapping of int or bytes keys to "
+                       "int or bytes values, in key order; a context manager that closes it cleanly.")
+      .def(
+          "insert",
+          [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::insert, k, v); },
+          "key"_a, "value"_a, "Adds the record; False (and no change) if the key is present.")
+      .def(
+          "update",
+          [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::update, k, v); },
+          "key"_a, "value"_a, "Replaces the value; False if the key is absent.")
+      .def(
+          "upsert",
+          [](py_index& s, nb::handle k, nb::handle v) { return s.write(py_index::write_op::upsert, k, v); },
+          "key"_a, "value"_a, "Inserts or replaces; True if the key was new.")
+      .def("remove", &py_index::remove, "key"_a, "Removes the record; False if the key is absent.")
+      .def(
+          "get",
+          [](py_index& s, nb::handle k, nb::object def) {
+            nb::object v = s.lookup(k);
+            return v.is_valid() ? v : def;
+          },
+          "key"_a, "default"_a = nb::none(), "The value of `key`, or `default` when absent.")
+      .def("__getitem__",
+           [](py_index& s, nb::handle k) {
+             nb::object v = s.lookup(k);
+             if (!v.is_valid()) {
+               PyErr_SetObject(PyExc_KeyError, k.ptr());
+               throw nb::python_error();
+             }
+             return v;
+           })
+      .def("__setitem__",
+           [](py_index& s, nb::handle k, nb::handle v) { s.write(py_index::write_op::upsert, k, v); })
+      .def("__delitem__",
+           [](py_index& s, nb::handle k) {
+             if (!s.remove(k)) {
+               PyErr_SetObject(PyExc_KeyError, k.ptr());
+               throw nb::python_error();
+             }
+           })
+      .def("__contains__", [](py_index& s, nb::handle k) { return s.lookup(k).is_valid(); })
+      .def("__len__", &py_index::size)
+      .def(
+          "__iter__", [](nb::object self) { return py_iter::scan(self, nb::none(), SIZE_MAX, what::keys); },
+          nb::rv_policy::take_ownership)
+      .def(
+          "scan",
+          [](nb::object self, nb::handle start, size_t count) {
+            return py_iter::scan(self, start, count, what::items);
+          },
+          "start"_a, "count"_a, nb::rv_policy::take_ownership,
+          "Up to `count` (key, value) pairs with key >= start, in key order. Up to 65536 records are "
+          "read by one call of the index (its scan guarantee holds for them), longer scans in batches.")
+      .def(
+          "range", [](nb::object self, nb::handle lo, nb::handle hi) { return py_iter::range(self, lo, hi); },
+          "lo"_a, "hi"_a, nb::rv_policy::take_ownership,
+          "Every (key, value) pair with lo <= key <= hi, in key order, read by one range() call of the "
+          "index (so with its range guarantee; the whole range is held in memory).")
+      .def(
+          "items",
+          [](nb::object self, nb::handle start) { return py_iter::scan(self, start, SIZE_MAX, what::items); },
+          "start"_a = nb::none(), nb::rv_policy::take_ownership,
+          "Every (key, value) pair from `start` (None: the first key) on, read in batches.")
+      .def(
+          "keys",
+          [](nb::object self, nb::handle start) { return py_iter::scan(self, start, SIZE_MAX, what::keys); },
+          "start"_a = nb::none(), nb::rv_policy::take_ownership, "Every key from `start` on, in order.")
+      .def(
+          "values",
+          [](nb::object self, nb::handle start) {
+            return py_iter::scan(self, start, SIZE_MAX, what::values);
+          },
+          "start"_a = nb::none(), nb::rv_policy::take_ownership, "Every value from `start` on, in key order.")
+      .def("stats", &py_index::stats,
+           "records, pm_bytes_used, pm_bytes_reserved, dram_bytes and the index's own figures ('extra').")
+      .def("check", &py_index::check, "Checks the structural invariants: True, or raises CheckFailed.")
+      .def_prop_ro("report", &py_index::report,
+                   "How the open went: created, was_clean, open_seconds, recover_seconds, traced_blocks.")
+      .def("close", &py_index::close, "Clean shutdown (idempotent); later calls raise IndexClosed.")
+      .def("abandon", &py_index::abandon,
+           "Drops the index without a clean shutdown, as a crash would (for tests: the next open recovers).")
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def(
+          "__exit__", [](py_index& s, nb::handle, nb::handle, nb::handle) { s.close(); }, nb::arg().none(),
+          nb::arg().none(), nb::arg().none())
+      .def("__repr__", &py_index::repr)
+      .def_prop_ro(
+          "name", [](py_index& s) { return s.entry().name; }, "The index (pmindex.indexes()).")
+      .def_prop_ro(
+          "key_kind", [](py_index& s) { return s.bytes_keys() ? "bytes" : "u64"; },
+          "'u64' (int keys and values) or 'bytes'.")
+      .def_prop_ro(
+          "max_key", [](py_index& s) { return s.bytes_keys() ? s.entry().max_key : size_t{8}; },
+          "Longest key in bytes.")
+      .def_prop_ro(
+          "max_value", [](py_index& s) { return s.bytes_keys() ? s.entry().max_value : size_t{8}; },
+          "Longest value in bytes.")
+      .def_prop_ro(
+          "concurrent", [](py_index& s) { return s.entry().concurrent; },
+          "True if several threads may call it at once (others are serialised).")
+      .def_prop_ro(
+          "scan_guarantee", [](py_index& s) { return s.entry().scan_guarantee; },
+          "What a scan running beside writers returns.")
+      .def_prop_ro("mode", &py_index::mode, "The persistence mode of this open.")
+      .def_prop_ro("path", &py_index::path, "The pool file.")
+      .def_prop_ro("closed", &py_index::closed, "True after close().");
+
+  m.def("_open", &open_index, "path"_a, "index"_a, "mode"_a, "size"_a, "open"_a, "params"_a, "flush"_a,
+        "quiet"_a, nb::rv_policy::take_ownership, "Use pmindex.open().");
+  m.def("indexes", &list_indexes,
+        "The registered indexes: name, family, modes, key kinds, limits, parameters.");
+}

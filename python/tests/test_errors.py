@@ -1,0 +1,180 @@
+# Every error a user can cause is a typed Python exception (code = the
+# command line's exit code), never a crash of the interpreter, and leaves the
+# pool and the index usable.
+import os
+import struct
+
+import pytest
+
+import pmindex
+
+CODES = {
+    "CheckFailed": 1, "UsageError": 2, "PoolNotFound": 3, "NotAPool": 4, "BadVersion": 5,
+    "WrongIndex": 6, "PoolTooSmall": 7, "PoolFull": 8, "KeyTooLong": 9, "PoolIOError": 10,
+    "CorruptPool": 11, "Unsupported": 12, "ValueTooLong": 13, "IndexClosed": 2,
+}
+
+
+def test_exception_classes_mirror_the_exit_codes():
+    for name, code in CODES.items():
+        cls = getattr(pmindex, name)
+        assert issubclass(cls, pmindex.Error) and cls.code == code, name
+        assert cls.__module__ == "pmindex"
+    assert issubclass(pmindex.PoolNotFound, FileNotFoundError)
+    assert issubclass(pmindex.KeyTooLong, ValueError)
+    assert issubclass(pmindex.PoolIOError, OSError)
+
+
+def make_pool(path, index="permart", **kw):
+    with pmindex.open(path, index, size="8M", **kw) as db:
+        for k in range(50):
+            db[k] = k
+    return path
+
+
+def test_pool_not_found(pool_path):
+    with pytest.raises(pmindex.PoolNotFound):
+        pmindex.open(pool_path)
+    with pytest.raises(pmindex.PoolNotFound):
+        pmindex.open(pool_path, "permart", create=False)
+    assert not os.path.exists(pool_path)
+
+
+def test_not_a_pool(pool_path):
+    with open(pool_path, "wb") as f:
+        f.write(b"this is not a pool" * 100000)
+    with pytest.raises(pmindex.NotAPool):
+        pmindex.open(pool_path)
+    with pytest.raises(pmindex.NotAPool):
+        pmindex.open(pool_path, "permart")
+    with open(pool_path, "rb") as f:  # left untouched
+        assert f.read(18) == b"this is not a pool"
+
+
+def test_wrong_index_leaves_the_pool_as_it_was(pool_path):
+    make_pool(pool_path)
+    with pytest.raises(pmindex.WrongIndex, match="permart"):
+        pmindex.open(pool_path, "wort")
+    with pmindex.open(pool_path) as db:
+        assert db.report["was_clean"] and len(db) == 50
+
+
+def test_bad_version(pool_path):
+    make_pool(pool_path)
+    with open(pool_path, "r+b") as f:
+        f.seek(8)  # pool_header.format_version
+        f.write(struct.pack("<I", 999))
+    with pytest.raises(pmindex.BadVersion):
+        pmindex.open(pool_path)
+
+
+def test_pool_too_small(pool_path):
+    make_pool(pool_path)
+    os.truncate(pool_path, 65536)  # the header says 8M
+    with pytest.raises(pmindex.PoolTooSmall):
+        pmindex.open(pool_path, "permart")
+    with pytest.raises(pmindex.UsageError):
+        pmindex.open(pool_path + "x", "permart", size="0")
+
+
+def test_corrupt_stored_parameters(pool_path):
+    make_pool(pool_path, "fptree")
+    with open(pool_path, "r+b") as f:
+        f.seek(192)  # pool_header.index_params
+        f.write(b"leaf=zzz\0")
+    with pytest.raises(pmindex.CorruptPool):
+        pmindex.open(pool_path)
+
+
+def test_full_pool_fails_the_write_and_keeps_the_index(pool_path):
+    with pmindex.open(pool_path, "permart", size="1M", keys="bytes") as db:
+        stored = 0
+        with pytest.raises(pmindex.PoolFull):
+            for k in range(1_000_000):
+                db[k.to_bytes(8, "big")] = bytes(200)
+                stored += 1
+        assert stored > 0 and len(db) == stored and db.check()
+        assert db[(0).to_bytes(8, "big")] == bytes(200)
+        del db[(0).to_bytes(8, "big")]  # space comes back: the write works again
+        db[b"again"] = b"x"
+        assert db[b"again"] == b"x"
+    with pmindex.open(pool_path) as db:
+        assert len(db) == stored and db.check()
+
+
+def test_key_and_value_too_long(pool_path):
+    with pmindex.open(pool_path, "permart", size="16M", keys="bytes") as db:
+        with pytest.raises(pmindex.KeyTooLong):
+            db[b"k" * (db.max_key + 1)] = b"v"
+        with pytest.raises(pmindex.KeyTooLong):
+            db.get(b"k" * (db.max_key + 1))
+        with pytest.raises(pmindex.ValueTooLong):
+            db.insert(b"k", b"v" * (db.max_value + 1))
+        assert len(db) == 0 and db.check()
+        db[b"k" * db.max_key] = b"ok"  # the limit itself is fine
+        assert db[b"k" * db.max_key] == b"ok"
+
+
+def test_unsupported_and_usage_errors(pool_path):
+    with pytest.raises(pmindex.UsageError):
+        pmindex.open(pool_path, "no-such-index")
+    with pytest.raises(pmindex.UsageError):
+        pmindex.open(pool_path, "permart", mode="fast")
+    with pytest.raises(pmindex.UsageError):
+        pmindex.open(pool_path, "permart", params="nonsense=1")
+    with pytest.raises(pmindex.UsageError):
+        pmindex.open(pool_path, "permart", keys="strings")
+    with pytest.raises(pmindex.UsageError):
+        pmindex.open(pool_path, "permart", size="lots")
+    with pytest.raises(pmindex.UsageError):
+        pmindex.open(pool_path, "permart", flush="magic")
+    with pytest.raises(pmindex.Unsupported):
+        pmindex.open(pool_path, "stdmap", mode="persist")
+    assert not os.path.exists(pool_path)  # no bad option created a file
+    with pmindex.open(pool_path, "permart", size="8M") as db:  # keys=u64
+        with pytest.raises(pmindex.Unsupported):
+            db[b"short"] = 1
+        with pytest.raises(pmindex.Unsupported):
+            db[1] = b"short"  # 5 bytes: not a u64 value
+        with pytest.raises(TypeError):
+            db["a str"] = 1
+        with pytest.raises(TypeError):
+            db.get(1.5)
+        with pytest.raises(OverflowError):
+            db[-1] = 1
+        with pytest.raises(OverflowError):
+            db[1 << 64] = 1
+        assert len(db) == 0 and db.check()
+
+
+def test_pool_exists_or_in_use(pool_path):
+    make_pool(pool_path)
+    with pytest.raises(pmindex.PoolIOError):
+        pmindex.open(pool_path, "permart", exclusive=True)
+    with pmindex.open(pool_path) as db:
+        with pytest.raises(pmindex.PoolIOError):
+            pmindex.open(pool_path)  # already open
+        assert len(db) == 50
+
+
+def test_closed_index_use(pool_path):
+    db = pmindex.open(pool_path, "permart", size="8M")
+    db[1] = 2
+    it = db.items()
+    scan = db.scan(0, 10)
+    db.close()
+    db.close()  # idempotent
+    assert db.closed
+    calls = [
+        lambda: db[1], lambda: db.get(1), lambda: db.__setitem__(1, 3), lambda: db.__delitem__(1),
+        lambda: 1 in db, lambda: len(db), lambda: db.insert(1, 2), lambda: db.update(1, 2),
+        lambda: db.upsert(1, 2), lambda: db.remove(1), lambda: list(db.scan(0, 5)),
+        lambda: list(db.range(0, 5)), lambda: list(db.items()), lambda: list(db), lambda: db.stats(),
+        lambda: db.check(), lambda: next(it), lambda: next(scan),
+    ]
+    for call in calls:
+        with pytest.raises(pmindex.IndexClosed):
+            call()
+    assert db.report["created"]  # the open's report stays readable
+    with pmindex.open(pool_path) as db2:
+        assert db2[1] == 2 and db2.report["was_clean"]
