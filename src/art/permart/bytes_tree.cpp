@@ -71,6 +71,15 @@ std::string bytes_tree::check_leaf(header* h, std::string_view path, bool end_sl
                                    std::string& prev_key, bool& any) {
   if (std::string e = check_leaf_shape<bytes_leaves>(h); !e.empty()) return e;
   const bpair* base = bleaf_pairs(h);
+  // Every pair's lengths and blocks before any key is read (a damaged pool).
+  try {
+    for (unsigned i = 0; i < h->count; ++i) recover_pair(base[i]);
+    if (leaf_logged(h))
+      for (auto& e : reinterpret_cast<blog_leaf*>(h)->log)
+        if (e.meta & k_log_valid) recover_pair(e.kv);
+  } catch (const error& e) {
+    return e.what();
+  }
   for (unsigned i = 1; i < h->count; ++i)
     if (rd_.key(base[i - 1]) >= rd_.key(base[i])) return "leaf base not sorted";
   std::string err;
