@@ -66,7 +66,7 @@ int cmd_bench(args& a) {
   const std::string abi = a.str("plugin-abi", "master");
   std::string wl = a.str("workload", "");
   base.records = a.count("records", 1000000, 1, uint64_t{1} << 40);
-  base.key_space = a.opt_count("key-space", 1, uint64_t{1} << 40).value_or(0);  // not given: --records
+  base.key_space = a.opt_count("key-space", 1, uint64_t{1} << 63).value_or(0);  // not given: --records
   base.ops = a.count("ops", 0, 0, uint64_t{1} << 50);                            // 0: timed
   base.seconds = a.real("seconds", 1.5, 0, 1e6);
   unsigned hc = std::thread::hardware_concurrency();

@@ -17,6 +17,7 @@
 //
 //   pmindex damagetest --index I|all [--cases N] [--seed S] [--keys K]
 //                      [--case C] [--timeout SEC] [--keep DIR] [--verbose]
+//   pmindex damagetest --index I --replay FILE [--bytes]   (a kept case, in process)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -316,7 +317,20 @@ int cmd_damagetest(args& a) {
   unsigned timeout = static_cast<unsigned>(a.u64("timeout", 20, 1, 3600));
   std::string keep = a.str("keep", "");
   bool verbose = a.flag("verbose");
+  // Debugging a failure: one saved file (--keep), open + check + scan in
+  // this process (under a debugger), with the config of --index.
+  std::string replay = a.str("replay", "");
+  bool replay_bytes = a.flag("bytes");
   a.finish();
+  if (!replay.empty()) {
+    config c;
+    c.index = which;
+    c.bytes = replay_bytes;
+    c.keys = keys;
+    int rc = open_check_scan(c, replay);
+    std::printf("damagetest --replay %s: open+check+scan exit %d\n", replay.c_str(), rc);
+    return rc;
+  }
 
   std::vector<config> configs;
   for (auto& e : registered_indexes()) {
