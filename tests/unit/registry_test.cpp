@@ -143,7 +143,7 @@ TEST(Registry, EveryScanGuaranteeIsTestedUnderStress) {
   }
 }
 
-TEST(Registry, ReadableWhileAnotherThreadRegisters) {TEST(Registry, ReadableWhileAnotherThreadRegisters) {
+TEST(Registry, ReadableWhileAnotherThreadRegisters) {
   std::atomic<bool> stop{false};
   std::thread reader([&] {
     while (!stop)

@@ -17,6 +17,10 @@ bytes_tree::bytes_tree(pm::pool& p, open_kind k, const index_config& cfg, bool l
 void bytes_tree::recover_pair(const bpair& kv) {
   if (kv.klen > k_max_key || kv.vlen > k_max_value) throw error(errc::corrupt, "permart: pair length out of range");
   uint64_t kb = pair_reader::key_block(kv), vb = pair_reader::value_block(kv);
+  // A length past the inline form needs its block (a zeroed word would
+  // name the pool header).
+  if ((kv.klen > k_inline_key && !kb) || (kv.vlen > k_inline_value && !vb))
+    throw error(errc::corrupt, "permart: pair without its block");
   if (kb && (!common::kv_block_valid(p_, kb, k_max_key, 0) || common::kv_at(p_, kb)->klen != kv.klen))
     throw error(errc::corrupt, "permart: damaged key block");
   if (vb && (!common::kv_block_valid(p_, vb, 0, k_max_value) || common::kv_at(p_, vb)->vlen != kv.vlen))
