@@ -232,6 +232,7 @@ TEST(PoolErrors, PoolOfAnotherIndexStaysClean) {
   EXPECT_EQ(after.open_count, before.open_count);
   auto h = before;
   std::snprintf(h.index_name, sizeof h.index_name, "no_such_index");
+  h.header_sum = pm::detail::header_checksum(h);  // a pool made for another index, not a damaged one
   write_header(tp.path(), h);
   EXPECT_EQ(run_pmindex({"load", "--index", "canary", "--pool", tp.path(), "--keys", "1"}), 6);
   write_header(tp.path(), before);
