@@ -171,7 +171,7 @@ struct session {
     uint32_t inst = ninst == 1 ? 0 : t;
     if (use_plugin) {
       plugin_target tg{trees[inst].get(), cfg.parallel == parallel_mode::global_lock ? &global_mu : nullptr,
-                       cfg.value_size};
+                       cfg.value_size, plug->counters()};
       f(tg);
     } else if (cfg.parallel == parallel_mode::global_lock) {
       locked_target tg{{idx[0].get()}, &global_mu};
@@ -235,7 +235,7 @@ void open_targets(session& x) {
     std::string path = x.ninst == 1 ? cfg.base.pool_path : cfg.base.pool_path + "." + std::to_string(i);
     x.paths.push_back(path);
     if (x.use_plugin) {
-      if (!x.plug) x.plug = std::make_unique<plugin>(cfg.plugin);
+      if (!x.plug) x.plug = std::make_unique<plugin>(cfg.plugin, cfg.abi);
       tree_options_t o;
       o.key_size = x.data->max_key();
       o.value_size = cfg.value_size;

@@ -12,6 +12,7 @@
 #include "dataset.hpp"
 #include "histogram.hpp"
 #include "keys.hpp"
+#include "plugin.hpp"
 #include "pmindex/index.hpp"
 #include "workload.hpp"
 
@@ -23,6 +24,7 @@ std::string_view to_string(parallel_mode p) noexcept;
 struct run_config {
   std::string index;          // registered index (ignored with a plugin)
   std::string plugin;         // PiBench wrapper .so, or empty
+  plugin_abi abi = plugin_abi::master;  // its tree_api layout
   options base;               // pool path/size, mode, flush, params
   workload w;
   uint64_t records = 1000000; // prefill n

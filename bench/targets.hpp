@@ -83,11 +83,27 @@ struct plugin_target {
   tree_api* t;
   std::mutex* mu = nullptr;  // global-lock mode
   size_t value_size = 8;     // what find() writes (tree_options_t::value_size)
+  plugin::counters_fn ctr = nullptr;  // pmindex's own wrapper: its counters
   template <class F>
   auto lock_if(F&& f) -> decltype(f()) {
-    if (!mu) return f();
+    if (!mu) {
+      auto r = f();
+      mirror();
+      return r;
+    }
     std::lock_guard l(*mu);
-    return f();
+    auto r = f();
+    mirror();
+    return r;
+  }
+  // Adds what the wrapper's substrate counted on this thread since the last
+  // call to the harness's own counters, which the run loop reads per op.
+  void mirror() noexcept {
+    if (!ctr) return;
+    static thread_local pm::counters seen{};
+    const pm::counters now = *ctr();
+    pm::t_counters += now - seen;
+    seen = now;
   }
   read_result read(uint64_t k) {
     char kb[8], out[64];

@@ -6,6 +6,7 @@
 #   crash_<i>_bytes / _bytes_exhaustive   byte keys (urls, names) and values, when it takes keys=bytes
 #   kill_verify_<i>                 SIGKILL during load, then verify (and _bytes: byte keys)
 #   stress_<i> / stress_<i>_dram    concurrent stress, scans checked (and _bytes: byte keys)
+#   damage_<i>                      damaged pools: no crash or hang of info / verify / open+check+scan
 #   mutant_<i>_<m>                  each mutant caught with its message (test builds)
 #   <checker>_<i>_<name>            the profile's extra tests
 # plus the `long` variants (label long: ./scripts/test --long). An index that
@@ -103,6 +104,12 @@ foreach(_i RANGE ${_last})
                100000 400 --dataset ${_pm_long_keys} --value-size 100)
     endif()
   endif()
+
+  # Damaged pools (bit flips, wild words, zeroed/garbage pages, truncation;
+  # clean and dirty pools; u64 and keys=bytes): info, verify and open + check
+  # + scan answer with an exit code, never a crash or a hang (per-case deadline).
+  _pm_test(damage_${_name} damage 900 ${PMINDEX_BIN} damagetest --index ${_name} --cases 200 --seed 21)
+  _pm_test(damage_${_name}_long "damage;long" 3600 ${PMINDEX_BIN} damagetest --index ${_name} --cases 3000 --seed 22)
 
   # Concurrent stress (scans checked for order and completeness).
   if(_concurrent)

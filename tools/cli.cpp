@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,8 +11,14 @@
 
 namespace pmindex::cli {
 
-args::args(std::string verb, std::vector<std::string> tokens)
-    : verb_(std::move(verb)), tokens_(std::move(tokens)), used_(tokens_.size(), false) {
+args::args(std::string verb, std::vector<std::string> tokens) : verb_(std::move(verb)), tokens_(std::move(tokens)) {
+  for (size_t i = 0; i < tokens_.size(); ++i)
+    if (tokens_[i] == "--describe-options") {
+      describe_ = true;
+      tokens_.erase(tokens_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  used_.assign(tokens_.size(), false);
   env_values_.reserve(64);
 }
 
@@ -78,37 +85,81 @@ std::string args::str(const std::string& name, const std::string& def) {
   return v ? *v : def;
 }
 
-uint64_t args::u64(const std::string& name, uint64_t def) {
-  auto v = find(name, true);
-  return v ? parse_size("--" + name, *v) : def;
+void args::describe(const std::string& name, const char* kind, double lo, double hi) {
+  if (!describe_) return;
+  char b[200];
+  std::snprintf(b, sizeof b, "%s %s %.17g %.17g", name.c_str(), kind, lo, hi);
+  described_.push_back(b);
 }
 
-double args::real(const std::string& name, double def) {
-  auto v = find(name, true);
-  if (!v) return def;
-  char* end = nullptr;
-  double d = std::strtod(v->c_str(), &end);
-  if (v->empty() || *end || !std::isfinite(d))
-    throw error(errc::usage, "--" + name + " expects a finite number, not '" + *v + "'");
-  return d;
-}
-
-uint64_t args::u64(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi) {
-  uint64_t v = u64(name, def);
+uint64_t args::parse_u64(const std::string& name, const std::string& text, bool counts, uint64_t lo, uint64_t hi) {
+  uint64_t v;
+  if (counts && text.rfind("2^", 0) == 0) {
+    uint64_t k = parse_size("--" + name, text.substr(2));
+    if (k > 63) throw error(errc::usage, "--" + name + ": 2^" + std::to_string(k) + " is above 2^63");
+    v = uint64_t{1} << k;
+  } else {
+    v = parse_size("--" + name, text);
+  }
   if (v < lo || v > hi)
     throw error(errc::usage, "--" + name + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
                                  "], got " + std::to_string(v));
   return v;
 }
 
-double args::real(const std::string& name, double def, double lo, double hi) {
-  double v = real(name, def);
-  if (!(v >= lo && v <= hi)) {
+double args::parse_real(const std::string& name, const std::string& text, double lo, double hi) {
+  char* end = nullptr;
+  errno = 0;
+  double d = std::strtod(text.c_str(), &end);
+  // Decimal only: strtod would also take hex ("0x10"), "nan" and "inf".
+  const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (text.empty() || !decimal || *end || !std::isfinite(d) || errno == ERANGE)
+    throw error(errc::usage, "--" + name + " expects a finite number, not '" + text + "'");
+  if (!(d >= lo && d <= hi)) {
     char b[160];
-    std::snprintf(b, sizeof b, "--%s must be in [%g, %g], got %g", name.c_str(), lo, hi, v);
+    std::snprintf(b, sizeof b, "--%s must be in [%g, %g], got %g", name.c_str(), lo, hi, d);
     throw error(errc::usage, b);
   }
-  return v;
+  return d;
+}
+
+uint64_t args::u64(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi) {
+  describe(name, "u64", static_cast<double>(lo), static_cast<double>(hi));
+  auto v = find(name, true);
+  return v ? parse_u64(name, *v, false, lo, hi) : def;
+}
+
+uint64_t args::count(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi) {
+  describe(name, "count", static_cast<double>(lo), static_cast<double>(hi));
+  auto v = find(name, true);
+  return v ? parse_u64(name, *v, true, lo, hi) : def;
+}
+
+double args::real(const std::string& name, double def, double lo, double hi) {
+  describe(name, "real", lo, hi);
+  auto v = find(name, true);
+  return v ? parse_real(name, *v, lo, hi) : def;
+}
+
+std::optional<uint64_t> args::opt_u64(const std::string& name, uint64_t lo, uint64_t hi) {
+  describe(name, "u64", static_cast<double>(lo), static_cast<double>(hi));
+  auto v = find(name, true);
+  if (!v) return std::nullopt;
+  return parse_u64(name, *v, false, lo, hi);
+}
+
+std::optional<uint64_t> args::opt_count(const std::string& name, uint64_t lo, uint64_t hi) {
+  describe(name, "count", static_cast<double>(lo), static_cast<double>(hi));
+  auto v = find(name, true);
+  if (!v) return std::nullopt;
+  return parse_u64(name, *v, true, lo, hi);
+}
+
+std::optional<double> args::opt_real(const std::string& name, double lo, double hi) {
+  describe(name, "real", lo, hi);
+  auto v = find(name, true);
+  if (!v) return std::nullopt;
+  return parse_real(name, *v, lo, hi);
 }
 
 bool args::flag(const std::string& name) {
@@ -119,6 +170,11 @@ bool args::flag(const std::string& name) {
 }
 
 void args::finish() {
+  if (describe_) {
+    for (auto& d : described_) std::printf("%s\n", d.c_str());
+    std::fflush(stdout);
+    throw error(errc::ok, "");
+  }
   for (size_t i = 0; i < tokens_.size(); ++i)
     if (!used_[i])
       throw error(errc::usage, (tokens_[i].rfind("--", 0) == 0 ? "unknown option " : "unexpected argument ") +

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,20 +19,37 @@ class args {
 
   bool has(const std::string& name);
   std::string str(const std::string& name, const std::string& def);
-  uint64_t u64(const std::string& name, uint64_t def);  // accepts K/M/G/T suffixes; overflow is an error
-  uint64_t u64(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi);  // and in [lo, hi]
-  double real(const std::string& name, double def);     // finite (no NaN, no infinity)
+  // Numbers: every numeric option states its range, so a value out of it
+  // (or an overflow, NaN, infinity, a sign, a stray suffix) is a usage error
+  // (exit code 2) and no verb can forget it (there is no unranged overload).
+  // u64: whole number with K/M/G/T suffixes, in [lo, hi].
+  uint64_t u64(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi);
+  // count: as u64, or 2^k.
+  uint64_t count(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi);
+  // real: finite, in [lo, hi].
   double real(const std::string& name, double def, double lo, double hi);
+  // The same, empty when the option is not given (no default to range-check).
+  std::optional<uint64_t> opt_u64(const std::string& name, uint64_t lo, uint64_t hi);
+  std::optional<uint64_t> opt_count(const std::string& name, uint64_t lo, uint64_t hi);
+  std::optional<double> opt_real(const std::string& name, double lo, double hi);
   bool flag(const std::string& name);  // bare --name
   // Every occurrence of a repeatable option, joined with `sep` (e.g. a test's
   // `--params mutant=x` and an index profile's `--params keys=bytes`).
   std::string joined(const std::string& name, char sep);
-  // Throws error(usage) for any option nobody read.
+  // Throws error(usage) for any option nobody read. With the hidden token
+  // --describe-options it instead prints the numeric options the verb read
+  // ("name kind lo hi" lines; the option table test uses them) and throws
+  // error(ok) so that the verb does nothing.
   void finish();
   const std::string& verb() const { return verb_; }
 
  private:
   const std::string* find(const std::string& name, bool want_value);
+  void describe(const std::string& name, const char* kind, double lo, double hi);
+  uint64_t parse_u64(const std::string& name, const std::string& text, bool counts, uint64_t lo, uint64_t hi);
+  double parse_real(const std::string& name, const std::string& text, double lo, double hi);
+  bool describe_ = false;
+  std::vector<std::string> described_;
   std::string verb_;
   std::vector<std::string> tokens_;
   std::vector<bool> used_;

@@ -97,9 +97,9 @@ class load_records {
 
 int cmd_load(args& a) {
   options o = index_options(a, pm::open_mode::create_if_missing);
-  uint64_t n = a.u64("keys", 1000000);
-  uint64_t seed = a.u64("seed", 1);
-  uint64_t ack = a.u64("ack-every", 0);
+  uint64_t n = a.u64("keys", 1000000, 0, uint64_t{1} << 40);
+  uint64_t seed = a.u64("seed", 1, 0, UINT64_MAX);
+  uint64_t ack = a.u64("ack-every", 0, 0, uint64_t{1} << 40);
   data_options d = read_data_options(a, seed);
   a.finish();
   prepare_byte_run(o, d);
@@ -135,8 +135,8 @@ int cmd_load(args& a) {
 int cmd_verify(args& a) {
   options o = index_options(a, pm::open_mode::must_exist);
   bool index_given = a.has("index");
-  uint64_t n = a.u64("keys", 0);
-  uint64_t seed = a.u64("seed", 1);
+  uint64_t n = a.u64("keys", 0, 0, uint64_t{1} << 40);
+  uint64_t seed = a.u64("seed", 1, 0, UINT64_MAX);
   load_records recs(read_data_options(a, seed), seed);
   a.finish();
   if (!index_given) {  // take the index the pool was made for
@@ -155,8 +155,9 @@ int cmd_verify(args& a) {
                r.was_clean ? "clean" : "recovered", r.open_seconds + r.recover_seconds);
   auto c = idx->check();
   if (!c.ok) {
+    // The pool is corrupt (damaged, or left so by a bug): exit code 11.
     std::printf("verify %s: check failed: %s\n", o.pool_path.c_str(), c.message.c_str());
-    return static_cast<int>(errc::failure);
+    return static_cast<int>(errc::corrupt);
   }
   uint64_t missing = 0, wrong = 0;
   std::string got;

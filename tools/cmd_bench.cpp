@@ -45,24 +45,12 @@ std::vector<std::string> split(const std::string& s) {
   return v;
 }
 
-// A count: whole number with K/M/G/T suffix, or 2^k.
-uint64_t count_arg(args& a, const std::string& name, uint64_t def) {
-  std::string s = a.str(name, "");
-  if (s.empty()) return def;
-  if (s.rfind("2^", 0) == 0) {
-    uint64_t k = parse_size("--" + name, s.substr(2));
-    if (k > 63) throw error(errc::usage, "--" + name + ": 2^" + std::to_string(k) + " is above 2^63");
-    return uint64_t{1} << k;
-  }
-  return parse_size("--" + name, s);
-}
-
+// A fraction of the mix, in [0, 1]; -1 when not given.
 double fraction(args& a, const std::string& name, bool& given) {
-  double v = a.real(name, -1);
-  if (v < 0) return -1;
+  auto v = a.opt_real(name, 0, 1);
+  if (!v) return -1;
   given = true;
-  if (v > 1) throw error(errc::usage, "--" + name + " is a fraction in [0, 1], not " + std::to_string(v));
-  return v;
+  return *v;
 }
 
 }  // namespace
@@ -75,16 +63,17 @@ int cmd_bench(args& a) {
   const bool pool_size_given = a.has("pool-size") || std::getenv("PMINDEX_POOL_SIZE");
   std::string index_list = a.str("index", "all");
   base.plugin = a.str("plugin", "");
+  const std::string abi = a.str("plugin-abi", "master");
   std::string wl = a.str("workload", "");
-  base.records = count_arg(a, "records", 1000000);
-  base.key_space = count_arg(a, "key-space", 0);
-  base.ops = count_arg(a, "ops", 0);
-  base.seconds = a.real("seconds", 1.5);
+  base.records = a.count("records", 1000000, 1, uint64_t{1} << 40);
+  base.key_space = a.opt_count("key-space", 1, uint64_t{1} << 63).value_or(0);  // not given: --records
+  base.ops = a.count("ops", 0, 0, uint64_t{1} << 50);                            // 0: timed
+  base.seconds = a.real("seconds", 1.5, 0, 1e6);
   unsigned hc = std::thread::hardware_concurrency();
-  base.threads = static_cast<uint32_t>(a.u64("threads", hc ? hc : 1));
-  base.seed = a.u64("seed", 1);
-  base.sample_every = static_cast<uint32_t>(a.u64("latency-sample", 64));
-  base.window_ms = static_cast<uint32_t>(a.u64("window-ms", 100));
+  base.threads = static_cast<uint32_t>(a.u64("threads", std::min(hc ? hc : 1, 256u), 1, 256));
+  base.seed = a.u64("seed", 1, 0, UINT64_MAX);
+  base.sample_every = static_cast<uint32_t>(a.u64("latency-sample", 64, 0, 1u << 20));
+  base.window_ms = static_cast<uint32_t>(a.u64("window-ms", 100, 1, 3600000));
   std::string uni = a.str("universe", "sparse");
   base.dataset = a.str("dataset", "u64");
   base.value_size = static_cast<uint32_t>(a.u64("value-size", 8, 0, uint64_t{1} << 30));
@@ -102,17 +91,19 @@ int cmd_bench(args& a) {
   const char* names[bench::k_nops] = {"read", "insert", "update", "remove", "scan", "rmw"};
   for (unsigned i = 0; i < bench::k_nops; ++i) fr[i] = fraction(a, names[i], mix_given);
   std::string dist = a.str("distribution", "");
-  double skew = a.real("skew", -1), theta = a.real("theta", -1);
-  uint64_t scan_size = a.u64("scan-size", 0);
+  double skew = a.opt_real("skew", 0, 0.5).value_or(-1), theta = a.opt_real("theta", 0, 10).value_or(-1);
+  uint64_t scan_size = a.opt_u64("scan-size", 1, 100000).value_or(0);  // not given: the preset's
   bool scan_uniform = a.flag("scan-uniform");
-  base.range_threads = static_cast<uint32_t>(a.u64("range-threads", 0));
-  uint64_t range_size = count_arg(a, "range-size", 0);
-  double selectivity = a.real("selectivity", -1);
+  base.range_threads = static_cast<uint32_t>(a.u64("range-threads", 0, 0, 255));
+  uint64_t range_size = a.opt_count("range-size", 1, uint64_t{1} << 40).value_or(0);
+  double selectivity = a.opt_real("selectivity", 0, 1).value_or(-1);
   std::string inserts = a.str("inserts", "fresh");
   std::string prefill = a.str("prefill", "low");
   const bool same_index = a.flag("same-index");
   a.finish();
 
+  if (abi == "bulk") base.abi = bench::plugin_abi::bulk;
+  else if (abi != "master") throw error(errc::usage, "unknown --plugin-abi '" + abi + "' (master, bulk)");
   auto u = bench::parse_universe(uni);
   if (!u) throw error(errc::usage, "unknown --universe '" + uni + "' (dense, sparse, clustered, hashed)");
   base.universe = *u;

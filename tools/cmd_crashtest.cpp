@@ -89,23 +89,23 @@ crash::config read_config(args& a) {
   crash::config c;
   c.index = a.str("index", c.index);
   c.params = a.joined("params", ',');
-  c.ops = a.u64("ops", c.ops);
-  c.images = a.u64("images", c.images);
-  c.threads = static_cast<uint32_t>(a.u64("threads", c.threads));
-  c.seed = a.u64("seed", c.seed);
+  c.ops = a.u64("ops", c.ops, 1, uint64_t{1} << 32);
+  c.images = a.u64("images", c.images, 0, uint64_t{1} << 32);
+  c.threads = static_cast<uint32_t>(a.u64("threads", c.threads, 1, 16));
+  c.seed = a.u64("seed", c.seed, 0, UINT64_MAX);
   c.exhaustive = a.flag("exhaustive");
-  c.keys = a.u64("keys", c.keys);
-  c.pool_size = a.u64("pool-size", c.pool_size);
+  c.keys = a.u64("keys", c.keys, 1, uint64_t{1} << 32);
+  c.pool_size = a.u64("pool-size", c.pool_size, 1 << 20, uint64_t{1} << 40);
   c.keyset = a.str("keyset", c.keyset);
-  c.child_timeout = static_cast<uint32_t>(a.u64("child-timeout", c.child_timeout));
-  c.max_violations = a.u64("max-violations", 0);
-  c.details = static_cast<uint32_t>(a.u64("details", c.details));
+  c.child_timeout = static_cast<uint32_t>(a.u64("child-timeout", c.child_timeout, 1, 86400));
+  c.max_violations = a.u64("max-violations", 0, 0, uint64_t{1} << 32);
+  c.details = static_cast<uint32_t>(a.u64("details", c.details, 0, 1000000));
   c.save_dir = a.str("save-dir", c.save_dir);
   c.verbose = a.flag("verbose");
   c.quiet = a.flag("quiet");
   c.replay = a.has("point");
-  c.replay_point = a.u64("point", 0);
-  c.replay_variant = a.u64("variant", 0);
+  c.replay_point = a.u64("point", 0, 0, uint64_t{1} << 62);
+  c.replay_variant = a.u64("variant", 0, 0, uint64_t{1} << 32);
   if (c.threads == 0 || c.threads > 16) throw error(errc::usage, "--threads must be 1..16");
   if (auto name = a.str("dataset", ""); !name.empty()) {
     // Keys from a bench dataset (seeded like the history), values from
@@ -116,7 +116,7 @@ crash::config read_config(args& a) {
                                     return std::string(ds->key(id, buf));
                                   }};
   }
-  c.value_size = a.u64("value-size", c.value_size);
+  c.value_size = a.u64("value-size", c.value_size, 0, uint64_t{1} << 30);
   c.values = {[](uint64_t id, size_t size, std::string& out) { bench::value_bytes(id, size, out); },
               bench::value_matches};
   return c;

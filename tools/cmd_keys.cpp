@@ -11,8 +11,8 @@ namespace pmindex::cli {
 
 int cmd_keys(args& a) {
   std::string spec = a.str("dataset", "");
-  uint64_t n = a.u64("records", 1000000);
-  uint64_t seed = a.u64("seed", 1);
+  uint64_t n = a.u64("records", 1000000, 1, uint64_t{1} << 36);
+  uint64_t seed = a.u64("seed", 1, 0, UINT64_MAX);
   std::string uni = a.str("universe", "sparse");
   size_t samples = a.u64("samples", 5, 0, 1000);
   bool json = a.flag("json");

@@ -339,10 +339,10 @@ void write_json(const std::string& file, const std::vector<figure>& figs, int re
 int cmd_substrate_bench(args& a) {
   std::string json = a.str("json", "");
   std::string dir = a.str("dir", "/dev/shm");
-  int repeat = static_cast<int>(a.u64("repeat", 5));
-  uint64_t blocks = a.u64("blocks", 10000000);
-  uint64_t canary_keys = a.u64("canary-keys", 1000000);
-  uint64_t alloc_n = a.u64("alloc-blocks", 200000);
+  int repeat = static_cast<int>(a.u64("repeat", 5, 1, 1000));
+  uint64_t blocks = a.u64("blocks", 10000000, 1, uint64_t{1} << 32);
+  uint64_t canary_keys = a.u64("canary-keys", 1000000, 1, uint64_t{1} << 32);
+  uint64_t alloc_n = a.u64("alloc-blocks", 200000, 1, uint64_t{1} << 32);
   std::string only = a.str("only", "alloc,reopen,persist");
   std::string clk = a.str("clock", "cpu");
   if (clk != "cpu" && clk != "wall") throw error(errc::usage, "--clock is cpu or wall");

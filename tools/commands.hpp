@@ -18,6 +18,7 @@ int cmd_keys(args& a);
 int cmd_stress(args& a);
 int cmd_substrate_bench(args& a);
 int cmd_report(args& a);
+int cmd_damagetest(args& a);
 
 struct verb {
   const char* name;

@@ -15,7 +15,7 @@ std::string data_options::describe() const {
 data_options read_data_options(args& a, uint64_t seed) {
   data_options d;
   std::string name = a.str("dataset", "");
-  d.value_size = a.u64("value-size", 8);
+  d.value_size = a.u64("value-size", 8, 0, uint64_t{1} << 30);
   if (!name.empty()) d.ds = bench::make_dataset(name, seed, bench::key_universe::sparse, /*quiet=*/true);
   d.bytes = (d.ds && !d.ds->integer_keys()) || d.value_size != 8;
   return d;

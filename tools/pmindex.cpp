@@ -17,6 +17,7 @@ const verb k_verbs[] = {
     {"verify", cmd_verify, "check a pool holds the first N keys: --pool P --keys N [--seed S]"},
     {"crashtest", cmd_crashtest, "crash checker: --index I [--ops N] [--images M] [--threads T] [--seed S] [--exhaustive] | --self-test"},
     {"bench", cmd_bench, "benchmark indexes (all by default): [--index a,b] [--workload ycsb-a,...] [-n N] [-t T] [--dataset D] [--value-size B] (docs/bench.md)"},
+    {"damagetest", cmd_damagetest, "damaged pools never crash or hang the tools: --index I|all [--cases N] [--seed S] [--case C]"},
     {"stress", cmd_stress, "concurrent stress test with oracles: --index I [--threads T] [--seconds S] [--keys K] [--check a,b]"},
     {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
     {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
       }
     throw error(errc::usage, "unknown verb '" + verb + "' (see `pmindex help`)");
   } catch (const error& e) {
+    if (e.code() == errc::ok) return 0;  // --describe-options
     std::fprintf(stderr, "pmindex: %s\n", e.what());
     return e.exit_code();
   } catch (const std::exception& e) {

@@ -22,6 +22,12 @@
 // key then its value, each padded with zeros to key_size and value_size (so
 // a record is key_size + value_size bytes, as PiBench expects). Errors are
 // printed to stderr and create_tree returns null.
+//
+// Two builds of this file: libpmindex_pibench.so in PiBench master's tree_api
+// layout (the default), and libpmindex_pibench_bulk.so (PMINDEX_PIBENCH_BULK)
+// in the `bulk-loading` branch's layout, whose bulk_load inserts each record.
+// Both export pmindex_pibench_counters(): this thread's flush/fence/alloc
+// counters, which `pmindex bench --plugin` adds to its own per-op figures.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,9 +42,17 @@
 #include <vector>
 
 #include "pibench/tree_api.hpp"
+#include "pibench/tree_api_bulk.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "pmindex/pm/counters.hpp"
 #include "pmindex/pm/detail/header.hpp"
+
+#ifdef PMINDEX_PIBENCH_BULK
+using tree_base = tree_api_bulk;
+#else
+using tree_base = tree_api;
+#endif
 
 namespace {
 
@@ -79,7 +93,19 @@ bool is_pmindex_pool(const std::string& path) {
   return ok;
 }
 
-class pmindex_tree final : public tree_api {
+#ifdef PMINDEX_PIBENCH_BULK
+// bulk_load of the bulk-loading layout: each <key><value> record inserted.
+template <class Tree>
+bool insert_all(Tree& t, const char* data, size_t n, size_t key_sz, size_t value_sz) {
+  for (size_t i = 0; i < n; ++i) {
+    const char* r = data + i * (key_sz + value_sz);
+    if (!t.insert(r, key_sz, r + key_sz, value_sz)) return false;
+  }
+  return true;
+}
+#endif
+
+class pmindex_tree final : public tree_base {
  public:
   pmindex_tree(std::unique_ptr<pmindex::index> idx, bool serialize, std::string remove_path)
       : idx_(std::move(idx)), serialize_(serialize), remove_path_(std::move(remove_path)) {}
@@ -88,6 +114,11 @@ class pmindex_tree final : public tree_api {
     idx_.reset();  // clean close
     if (!remove_path_.empty()) ::unlink(remove_path_.c_str());
   }
+#ifdef PMINDEX_PIBENCH_BULK
+  bool bulk_load(const char* data, size_t n, size_t key_sz, size_t value_sz) override {
+    return insert_all(*this, data, n, key_sz, value_sz);
+  }
+#endif
 
   bool find(const char* key, size_t key_sz, char* value_out) override {
     auto l = lock();
@@ -147,7 +178,7 @@ class pmindex_tree final : public tree_api {
 };
 
 // Keys and values of other sizes: the byte calls.
-class pmindex_bytes_tree final : public tree_api {
+class pmindex_bytes_tree final : public tree_base {
  public:
   pmindex_bytes_tree(std::unique_ptr<pmindex::index> idx, bool serialize, std::string remove_path, size_t key_size,
                      size_t value_size)
@@ -160,6 +191,11 @@ class pmindex_bytes_tree final : public tree_api {
     idx_.reset();
     if (!remove_path_.empty()) ::unlink(remove_path_.c_str());
   }
+#ifdef PMINDEX_PIBENCH_BULK
+  bool bulk_load(const char* data, size_t n, size_t key_sz, size_t value_sz) override {
+    return insert_all(*this, data, n, key_sz, value_sz);
+  }
+#endif
   bool find(const char* key, size_t key_sz, char* value_out) override {
     static thread_local std::string v;
     bool found;
@@ -219,7 +255,13 @@ class pmindex_bytes_tree final : public tree_api {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) tree_api* create_tree(const tree_options_t& opt) {
+// This thread's persistence counters (pmindex::pm::counters: five uint64_t,
+// flushed lines, fences, allocs, frees, bytes allocated).
+extern "C" __attribute__((visibility("default"))) const pmindex::pm::counters* pmindex_pibench_counters() {
+  return &pmindex::pm::t_counters;
+}
+
+extern "C" __attribute__((visibility("default"))) tree_base* create_tree(const tree_options_t& opt) {
   try {
     const bool bytes = opt.key_size != 8 || opt.value_size != 8;
     if (opt.key_size == 0) throw error(errc::usage, "key_size 0");

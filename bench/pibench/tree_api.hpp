@@ -1,14 +1,21 @@
-// PiBench's index wrapper interface, declared here from its documented
-// signatures (PiBench, include/tree_api.hpp and wrappers/README.md) so that
-// `pmindex bench --plugin LIB.so` can drive any wrapper built for PiBench and
-// libpmindex_pibench.so can be driven by PiBench. The layout must match
-// PiBench's: same members in the same order, same virtual functions in the
-// same order (the vtable is the ABI).
+// PiBench's index wrapper interface as PiBench's master branch declares it
+// (sfu-dis/pibench a78171a, 2022-07-27, include/tree_api.hpp: the version
+// every published wrapper targets), written here from its documented
+// signatures. `pmindex bench --plugin LIB.so` drives any wrapper built for
+// master, and libpmindex_pibench.so can be driven by master's PiBench. The
+// layout is the ABI: the same members in the same order and the same
+// virtual functions in the same order -- destructor, find, insert, update,
+// remove, scan. The `bulk-loading` branch adds bulk_load before find (one
+// vtable slot later for every call): tree_api_bulk.hpp, `--plugin-abi bulk`
+// and libpmindex_pibench_bulk.so.
 //
 // Keys and values are byte strings. PiBench passes 8-byte integer keys in
 // big-endian byte order (so byte order = numeric order); pmindex does too.
 // scan() points values_out at wrapper-owned memory holding `result` records
 // laid out as <key bytes><value bytes>, in ascending key order.
+//
+// Wrappers export `extern "C" tree_api* create_tree(const tree_options_t&)`
+// (declared by each side with its own return type: the two layouts share it).
 #pragma once
 
 #include <cstddef>
@@ -22,17 +29,9 @@ struct tree_options_t {
   size_t num_threads = 1;
 };
 
-class tree_api;
-extern "C" tree_api* create_tree(const tree_options_t& opt);
-
 class tree_api {
  public:
   virtual ~tree_api() {}
-  // Optional bulk load of num_records <key><value> pairs; false if unsupported.
-  virtual bool bulk_load(const char* data, size_t num_records, size_t key_sz, size_t value_sz) {
-    (void)data, (void)num_records, (void)key_sz, (void)value_sz;
-    return false;
-  }
   virtual bool find(const char* key, size_t key_sz, char* value_out) = 0;
   virtual bool insert(const char* key, size_t key_sz, const char* value, size_t value_sz) = 0;
   virtual bool update(const char* key, size_t key_sz, const char* value, size_t value_sz) = 0;

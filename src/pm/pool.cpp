@@ -260,6 +260,11 @@ void pool::format(const pool_options& o) {
   h.create_time = static_cast<uint64_t>(std::time(nullptr));
   std::snprintf(h.index_name, sizeof h.index_name, "%s", o.index_name.c_str());
   std::snprintf(h.index_params, sizeof h.index_params, "%s", o.index_params.c_str());
+  {
+    pool_header sealed = h;
+    std::memcpy(sealed.magic, k_magic, 8);
+    h.header_sum = header_checksum(sealed);
+  }
   persist(&h, sizeof h);
   // The magic goes last: a crash during creation leaves "not a pool".
   std::memcpy(h.magic, k_magic, 8);
@@ -272,14 +277,29 @@ void pool::validate(uint64_t len) {
     fail(errc::not_a_pool, path_ + " is not a pmindex pool (bad magic)");
   if (h.format_version != k_format_version)
     fail(errc::bad_version, path_ + " has pool format version " + std::to_string(h.format_version) +
-                                "; this pmindex reads version " + std::to_string(k_format_version));
+                                "; this pmindex reads version " + std::to_string(k_format_version) +
+                                " (recreate the pool with this version)");
+  // The words fixed at creation: one checksum, then each bound without
+  // overflow (nothing below may be trusted before it is checked).
+  if (header_checksum(h) != h.header_sum) fail(errc::corrupt, path_ + " has a damaged pool header (checksum mismatch)");
   if (h.pool_size > len)
     fail(errc::too_small, path_ + " is truncated: its header says " + std::to_string(h.pool_size) +
                               " bytes, the file has " + std::to_string(len));
-  if (h.chunk_size != k_chunk_size || h.heap_offset + h.nchunks * k_chunk_size > h.pool_size ||
-      h.meta_offset + h.meta_size > h.heap_offset || h.nchunks * (4 + k_bitmap_bytes) > h.meta_size ||
-      h.index_name[sizeof h.index_name - 1] != 0 || h.index_params[sizeof h.index_params - 1] != 0)
-    fail(errc::corrupt, path_ + " has an inconsistent pool header");
+  const bool layout_ok =
+      h.header_size == k_header_size && h.chunk_size == k_chunk_size && h.pool_size >= k_min_pool_size &&
+      h.meta_offset == k_header_size && h.meta_size <= h.pool_size && h.heap_offset <= h.pool_size &&
+      h.heap_offset % k_chunk_size == 0 && h.meta_offset + h.meta_size <= h.heap_offset &&
+      h.nchunks <= (h.pool_size - h.heap_offset) / k_chunk_size && h.nchunks <= h.meta_size / (4 + k_bitmap_bytes) &&
+      h.index_name[sizeof h.index_name - 1] == 0 && h.index_params[sizeof h.index_params - 1] == 0;
+  if (!layout_ok) fail(errc::corrupt, path_ + " has an inconsistent pool header");
+  // The words that change in use: each 8-byte store is atomic, so they are
+  // checked for range, not summed.
+  if (h.clean > 1 || h.used_at_close > h.pool_size ||
+      (h.root && (h.root < h.heap_offset || h.root >= h.pool_size || h.root % 16)))
+    fail(errc::corrupt, path_ + " has a damaged pool header (root " + std::to_string(h.root) + ", clean " +
+                            std::to_string(h.clean) + ")");
+  if (h.clean == 1 && checksum(base_ + h.meta_offset, h.meta_size) != h.meta_sum)
+    fail(errc::corrupt, path_ + " has a damaged allocator state (checksum mismatch)");
   size_ = h.pool_size;
 }
 
@@ -413,6 +433,7 @@ void pool::close() {
     auto& h = *hdr_;
     heap_->save(base_ + h.meta_offset);
     persist(base_ + h.meta_offset, h.meta_size);
+    h.meta_sum = checksum(base_ + h.meta_offset, h.meta_size);
     h.used_at_close = heap_->usage().used_bytes;
     persist(&h.root, 64);
     h.clean = 1;

@@ -232,6 +232,7 @@ TEST(PoolErrors, PoolOfAnotherIndexStaysClean) {
   EXPECT_EQ(after.open_count, before.open_count);
   auto h = before;
   std::snprintf(h.index_name, sizeof h.index_name, "no_such_index");
+  h.header_sum = pm::detail::header_checksum(h);  // a pool made for another index, not a damaged one
   write_header(tp.path(), h);
   EXPECT_EQ(run_pmindex({"load", "--index", "canary", "--pool", tp.path(), "--keys", "1"}), 6);
   write_header(tp.path(), before);
@@ -258,6 +259,79 @@ TEST(PoolErrors, CorruptHeader) {
   auto h = read_header(tp.path());
   h.nchunks *= 4;
   write_header(tp.path(), h);
+  EXPECT_EQ(open_error(canary_opts(tp.path())), errc::corrupt);
+  EXPECT_EQ(run_pmindex({"verify", "--pool", tp.path()}), 11);
+}
+
+// Format 2 sums the header's creation words: a flipped bit anywhere in them
+// is refused as corrupt -- also the header of a pool left dirty, where
+// `info` once crashed on a flipped nchunks whose product overflowed.
+TEST(PoolErrors, HeaderChecksumCatchesEveryFlippedBit) {
+  temp_pool tp("headersum");
+  {
+    auto idx = open(canary_opts(tp.path()));
+    idx->insert(1, 2);
+    idx->abandon();  // dirty: info reads the header without the allocator state
+  }
+  const auto good = read_header(tp.path());
+  ASSERT_EQ(good.header_sum, pm::detail::header_checksum(good));
+  int checked = 0;
+  for (size_t byte : {16, 24, 32, 40, 48, 56, 63, 130, 200, 447})
+    for (int bit : {0, 5, 7}) {
+      auto h = good;
+      reinterpret_cast<char*>(&h)[byte] ^= static_cast<char>(1 << bit);
+      write_header(tp.path(), h);
+      EXPECT_EQ(run_pmindex({"info", "--pool", tp.path()}), 11) << byte << ":" << bit;
+      EXPECT_EQ(open_error(canary_opts(tp.path())), errc::corrupt) << byte << ":" << bit;
+      ++checked;
+    }
+  EXPECT_EQ(checked, 30);
+  // The words that change in use are range-checked instead.
+  auto h = good;
+  h.root = h.pool_size + 64;
+  write_header(tp.path(), h);
+  EXPECT_EQ(run_pmindex({"info", "--pool", tp.path()}), 11);
+  h = good;
+  h.clean = 0x100;
+  write_header(tp.path(), h);
+  EXPECT_EQ(run_pmindex({"verify", "--pool", tp.path()}), 11);
+  write_header(tp.path(), good);
+  EXPECT_EQ(run_pmindex({"verify", "--pool", tp.path()}), 0);
+}
+
+// A pool of the previous format (1: no checksums) gets one clear line.
+TEST(PoolErrors, FormatOnePoolIsRefusedClearly) {
+  temp_pool tp("format1");
+  open(canary_opts(tp.path()))->close();
+  auto h = read_header(tp.path());
+  h.format_version = 1;
+  write_header(tp.path(), h);
+  try {
+    open(canary_opts(tp.path()));
+    ADD_FAILURE() << "opened a format 1 pool";
+  } catch (const error& e) {
+    EXPECT_EQ(e.code(), errc::bad_version);
+    EXPECT_NE(std::string(e.what()).find("format version 1; this pmindex reads version 2"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+// The allocator state a clean close wrote is summed too: damage there is
+// refused rather than handed to the allocator.
+TEST(PoolErrors, DamagedAllocatorStateIsCorrupt) {
+  temp_pool tp("metasum");
+  {
+    auto idx = open(canary_opts(tp.path()));
+    for (uint64_t i = 0; i < 1000; ++i) idx->insert(key_of(i), i);
+    idx->close();
+  }
+  const auto h = read_header(tp.path());
+  {
+    std::fstream f(tp.path(), std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(static_cast<std::streamoff>(h.meta_offset + 2));
+    f.put('\x7f');
+  }
   EXPECT_EQ(open_error(canary_opts(tp.path())), errc::corrupt);
   EXPECT_EQ(run_pmindex({"verify", "--pool", tp.path()}), 11);
 }

@@ -124,6 +124,25 @@ TEST(Registry, EveryPersistentIndexHasATestProfile) {
   }
 }
 
+// A scan guarantee is tested under stress: every concurrent persistent
+// index gets stress_<i> (sorted, >= from, every own key present for the
+// whole scan returned: tools/cmd_stress.cpp), and one that promises an
+// atomic snapshot also runs `stress --check snapshot` among its extra tests.
+TEST(Registry, EveryScanGuaranteeIsTestedUnderStress) {
+  for (auto& e : registered_indexes()) {
+    if (!e->persistent() || !e->tests) continue;
+    if (e->scan_guarantee.rfind("atomic snapshot", 0) != 0) {
+      EXPECT_NE(e->scan_guarantee.find("sorted"), std::string::npos)
+          << e->name << ": a scan guarantee that is not a snapshot must state its order: " << e->scan_guarantee;
+      continue;
+    }
+    bool snapshot_test = false;
+    for (auto& x : e->tests->extra)
+      snapshot_test |= x.args.find("stress") == 0 && x.args.find("--check snapshot") != std::string::npos && !x.long_run;
+    EXPECT_TRUE(snapshot_test) << e->name << " promises an atomic snapshot but runs no `stress --check snapshot`";
+  }
+}
+
 TEST(Registry, ReadableWhileAnotherThreadRegisters) {
   std::atomic<bool> stop{false};
   std::thread reader([&] {

@@ -35,11 +35,37 @@ std::string art_bytes_index<P>::check_tree(int64_t& n) {
   auto fail = [&](std::string m) {
     if (err.empty()) err = std::move(m);
   };
+  // A damaged pool may name anything: a node word is followed only when its
+  // block is allocated, of its kind's size, and its contents validate; a
+  // leaf only when its block holds its lengths.
+  auto node_ok = [&](uint64_t w) {
+    uint64_t off = off_of(w);
+    return p_.is_allocated(off) && kind_valid(kind_of(w)) && off % 64 == 0 &&
+           p_.block_size(off) >= node_size(kind_of(w)) &&
+           !visit(w, [&](auto ops, auto* nd) { return ops.validate(nd); });
+  };
+  auto leaf_ok = [&](uint64_t lw) {
+    uint64_t off = off_of(lw);
+    if (!p_.is_allocated(off)) return false;
+    auto* b = leaf_at(lw);
+    return b->klen <= k_max_key && b->vlen <= k_max_value && p_.block_size(off) >= leaf_size(lw);
+  };
+  // kit::min_leaf_word with every word on the way checked (0 if one is bad).
+  auto checked_min_leaf = [&](uint64_t w) -> uint64_t {
+    for (unsigned steps = 0; w && !is_leaf(w); ++steps) {
+      if (steps > k_max_digits + 1 || !node_ok(w)) return 0;
+      uint64_t next = 0;
+      kit::for_each_entry(w, [&](unsigned, uint64_t* s) { return (next = *s), true; });
+      w = next;
+    }
+    return w && leaf_ok(w) ? w : 0;
+  };
   auto enter = [&](uint64_t w, unsigned pos, unsigned d, bool, walk_frame& f) {
     if (!err.empty()) return false;
     uint64_t off = off_of(w);
     if (!p_.is_allocated(off)) return fail("block " + std::to_string(off) + " is not allocated"), false;
-    if (!kind_valid(kind_of(w)) || off % 64) return fail("bad node word at " + std::to_string(off)), false;
+    if (!kind_valid(kind_of(w)) || off % 64 || p_.block_size(off) < node_size(kind_of(w)))
+      return fail("bad node word at " + std::to_string(off)), false;
     header h = hdr(w);
     if (h.depth != pos)
       return fail("node " + std::to_string(off) + " depth " + std::to_string(h.depth) +
@@ -63,8 +89,8 @@ std::string art_bytes_index<P>::check_tree(int64_t& n) {
     }
     for (unsigned i = 0; i < ns; ++i) path.push_back(char(dg::stored_digit(h, i)));
     if (h.plen > ns) {  // the rest of the prefix from the smallest leaf (checked against it below)
-      uint64_t ml = kit::min_leaf_word(w);
-      if (!ml || !p_.is_allocated(off_of(ml)) || dg::length(leaf_key(ml)) < f.b)
+      uint64_t ml = checked_min_leaf(w);
+      if (!ml || dg::length(leaf_key(ml)) < f.b)
         return fail("node " + std::to_string(off) + " has no leaf holding its prefix"), false;
       for (unsigned q = pos + ns; q < f.b; ++q) path.push_back(char(dg::at(leaf_key(ml), q)));
     }
@@ -72,10 +98,7 @@ std::string art_bytes_index<P>::check_tree(int64_t& n) {
   };
   auto leaf = [&](uint64_t lw, unsigned pos, unsigned d, bool) {
     uint64_t off = off_of(lw);
-    if (!p_.is_allocated(off)) return fail("leaf block " + std::to_string(off) + " is not allocated"), true;
-    auto* b = leaf_at(lw);
-    if (b->klen > k_max_key || b->vlen > k_max_value || p_.block_size(off) < leaf_size(lw))
-      return fail("leaf " + std::to_string(off) + " has bad lengths"), true;
+    if (!leaf_ok(lw)) return fail("leaf " + std::to_string(off) + " is not an allocated leaf of its lengths"), true;
     std::string_view k = leaf_key(lw);
     unsigned len = dg::length(k);
     unsigned fixed = d == k_end ? pos : pos ? pos - 1 : 0;  // digits the path fixes

@@ -17,6 +17,10 @@ bytes_tree::bytes_tree(pm::pool& p, open_kind k, const index_config& cfg, bool l
 void bytes_tree::recover_pair(const bpair& kv) {
   if (kv.klen > k_max_key || kv.vlen > k_max_value) throw error(errc::corrupt, "permart: pair length out of range");
   uint64_t kb = pair_reader::key_block(kv), vb = pair_reader::value_block(kv);
+  // A length past the inline form needs its block (a zeroed word would
+  // name the pool header).
+  if ((kv.klen > k_inline_key && !kb) || (kv.vlen > k_inline_value && !vb))
+    throw error(errc::corrupt, "permart: pair without its block");
   if (kb && (!common::kv_block_valid(p_, kb, k_max_key, 0) || common::kv_at(p_, kb)->klen != kv.klen))
     throw error(errc::corrupt, "permart: damaged key block");
   if (vb && (!common::kv_block_valid(p_, vb, 0, k_max_value) || common::kv_at(p_, vb)->vlen != kv.vlen))
@@ -71,6 +75,15 @@ std::string bytes_tree::check_leaf(header* h, std::string_view path, bool end_sl
                                    std::string& prev_key, bool& any) {
   if (std::string e = check_leaf_shape<bytes_leaves>(h); !e.empty()) return e;
   const bpair* base = bleaf_pairs(h);
+  // Every pair's lengths and blocks before any key is read (a damaged pool).
+  try {
+    for (unsigned i = 0; i < h->count; ++i) recover_pair(base[i]);
+    if (leaf_logged(h))
+      for (auto& e : reinterpret_cast<blog_leaf*>(h)->log)
+        if (e.meta & k_log_valid) recover_pair(e.kv);
+  } catch (const error& e) {
+    return e.what();
+  }
   for (unsigned i = 1; i < h->count; ++i)
     if (rd_.key(base[i - 1]) >= rd_.key(base[i])) return "leaf base not sorted";
   std::string err;

@@ -156,9 +156,16 @@ std::string core::check_word(uint64_t* slot, header*& node) const {
   if (v & k_unpersisted) return "slot with UNPERSISTED bit";
   if (!v) return {};
   if (!p_.is_allocated(untag(v))) return "slot points to a free block " + std::to_string(untag(v));
-  if (is_link(v)) return load_acq(&hdr(v)->stamp) == sync::k_stamp_tbd ? "unsettled link" : "";
+  // Every stamp handed out is at most the clock: a later one (a damaged
+  // pool) would make snapshot reads follow its prev pointer, never checked.
+  const uint64_t now = clock_.write_stamp();
+  if (is_link(v)) {
+    uint64_t st = load_acq(&hdr(v)->stamp);
+    return st == sync::k_stamp_tbd ? "unsettled link" : st > now ? "link stamped in the future" : "";
+  }
   header* h = hdr(v);
   if (h->stamp == sync::k_stamp_tbd) return "unsettled stamp";
+  if (h->stamp > now) return "node stamped in the future";
   if (h->lock & 1) return "lock held";
   if (h->kind < uint8_t(kind::leaf) || h->kind > uint8_t(kind::full)) return "unknown node kind";
   node = h;

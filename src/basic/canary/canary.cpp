@@ -108,23 +108,19 @@ class canary_index final : public u64_index {
 
   std::optional<uint64_t> lookup(uint64_t key) override {
     auto g = p_.pin();
-    node* x = read_pred(key);
-    uint64_t o = list_t::read_link0(x);
-    if (!o) return std::nullopt;
-    node* y = p_.ptr<node>(o);
-    if (y->key != key) return std::nullopt;
+    node* y = read_succ(key);
+    if (!y || y->key != key) return std::nullopt;
     return read_value(y);
   }
 
   size_t scan(uint64_t from, size_t count, record* out) override {
     auto g = p_.pin();
-    node* x = read_pred(from);
+    if (mut_.on(mutant::scan_rereads_pred)) return scan_from_pred(from, count, out);
     size_t n = 0;
-    while (n < count) {
-      uint64_t o = list_t::read_link0(x);
-      if (!o) break;
-      x = p_.ptr<node>(o);
+    for (node* x = count ? read_succ(from) : nullptr; x && n < count;) {
       out[n++] = {x->key, read_value(x)};
+      uint64_t o = list_t::read_link0(x);
+      x = o ? p_.ptr<node>(o) : nullptr;
     }
     return n;
   }
@@ -135,9 +131,8 @@ class canary_index final : public u64_index {
     node* prev = nullptr;
     for (uint64_t o = root_->head.next[0]; o; o = p_.ptr<node>(o)->next[0]) {
       if (o & k_unpersisted) return check_result::fail("level-0 link with UNPERSISTED bit");
-      if (!p_.is_allocated(o)) return check_result::fail("node " + std::to_string(o) + " is not allocated");
+      if (!valid_node(o)) return check_result::fail("node " + std::to_string(o) + " is not an allocated node");
       node* x = p_.ptr<node>(o);
-      if (x->height < 1 || x->height > k_max_height) return check_result::fail("bad node height");
       if (prev && prev->key >= x->key)
         return check_result::fail("keys out of order at " + std::to_string(x->key));
       if (mut_.on(mutant::torn_16byte) && shadow(x) != x->value)
@@ -145,8 +140,8 @@ class canary_index final : public u64_index {
       prev = x;
       ++n;
     }
-    auto upper =
-        list().check_upper([&](uint64_t a, uint64_t b) { return p_.ptr<node>(a)->key < p_.ptr<node>(b)->key; });
+    auto upper = list().check_upper([&](uint64_t o) { return valid_node(o); },
+                                    [&](uint64_t a, uint64_t b) { return p_.ptr<node>(a)->key < p_.ptr<node>(b)->key; });
     if (!upper.ok) return upper;
     if (count_ >= 0 && count_.load() != n) return check_result::fail("record count mismatch");
     count_ = n;
@@ -175,14 +170,38 @@ class canary_index final : public u64_index {
     return *reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(n) + shadow_offset(n->height));
   }
 
+  // A node check() may read: an allocated block in the heap, big enough
+  // for its height (a damaged pool may link anything).
+  bool valid_node(uint64_t o) const {
+    if (!p_.valid_block(o, node_size(1)) || !p_.is_allocated(o)) return false;
+    uint32_t h = p_.ptr<node>(o)->height;
+    return h >= 1 && h <= k_max_height && p_.block_size(o) >= node_size(h);
+  }
+
   using list_t = skiplist<node>;
   list_t list() const { return {p_, &root_->head}; }
   void link0(node* pred, uint64_t target) { list().link0(pred, target, !mut_.on(mutant::flush_without_fence)); }
   node* find(uint64_t key, node** preds) {
     return list().find(preds, [&](uint64_t o) { return p_.ptr<node>(o)->key < key; });
   }
-  node* read_pred(uint64_t key) {
-    return list().read_pred([&](uint64_t o) { return p_.ptr<node>(o)->key < key; });
+  node* read_succ(uint64_t key) {
+    return list().read_succ([&](uint64_t o) { return p_.ptr<node>(o)->key < key; });
+  }
+  // The scan before issue 17's fix (mutant scan_rereads_pred): the
+  // predecessor's link read a second time. The race window (a few
+  // instructions, hit when a reader is preempted there) is widened by a
+  // short spin so that the stress test meets it in seconds on any machine.
+  size_t scan_from_pred(uint64_t from, size_t count, record* out) {
+    node* x = list().read_pred([&](uint64_t o) { return p_.ptr<node>(o)->key < from; });
+    for (int i = 0; i < 200; ++i) _mm_pause();
+    size_t n = 0;
+    while (n < count) {
+      uint64_t o = list_t::read_link0(x);
+      if (!o) break;
+      x = p_.ptr<node>(o);
+      out[n++] = {x->key, read_value(x)};
+    }
+    return n;
   }
 
   static uint64_t read_value(node* x) {

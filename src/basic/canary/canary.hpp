@@ -5,8 +5,11 @@
 // by one mutex; readers take no lock (epochs keep removed nodes alive).
 // A link or value a reader can see is always durable first: the level-0 link
 // is stored with an UNPERSISTED tag bit, persisted, then untagged, and readers
-// wait while the bit is set. Scans are not snapshots: each returned record
-// was present at some moment during the scan, in key order.
+// wait while the bit is set. Scans are not snapshots: sorted, no duplicates,
+// every key >= from; each record returned was present at some moment during
+// the scan, and every key present for the whole scan is returned (within
+// `count`). A reader tests the key of the node it continues from, never
+// re-reads a predecessor's link (list.hpp read_succ).
 // Only level 0 is the durable truth; after a crash, recovery clears tag bits
 // and rebuilds the upper levels from it.
 //
@@ -41,6 +44,7 @@ enum class mutant : uint8_t {
   free_before_durable,      // remove frees the node before the unlink is fenced
   kv_publish_before_flush,  // a kv block is published before it is flushed
   kv_free_before_durable,   // remove frees the kv block before the unlink is fenced
+  scan_rereads_pred,        // scan re-reads the predecessor's link (issue 17's scan bug)
 };
 
 std::unique_ptr<index> make_canary(pm::pool& p, open_kind k, const index_config& c);

@@ -15,7 +15,9 @@ index_entry make_entry() {
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = detail::k_bytes_max_key;
   e.max_value = detail::k_bytes_max_value;
-  e.scan_guarantee = "sorted, no duplicates; each record returned was present at some moment during the scan";
+  e.scan_guarantee =
+      "sorted, no duplicates, every key >= from; each record returned was present at some moment during the scan, "
+      "and every key present for the whole scan is returned";
   // In the order of enum class mutant (canary.hpp).
   const std::string crash = "--ops 300 --images 3000 --max-violations 1";
   const std::string bytes = crash + " --dataset u64-bytes --value-size 100";
@@ -30,6 +32,10 @@ index_entry make_entry() {
        "recovery failed|never inserted|never written"},
       {"kv_free_before_durable", "keys=bytes: remove frees the kv block before the unlink is fenced", "crashtest",
        bytes, "a freed block is still"},
+      // The stress test's scan check must catch issue 17's scan bug (the
+      // predecessor's link read twice) on hot keys.
+      {"scan_rereads_pred", "scan re-reads the predecessor's link (keys below from, out of order)", "stress",
+       "--mode dram --threads 4 --seconds 8 --keys 64", "returned a smaller key|out of order"},
   };
   e.tests = test_profile{};
   // The stress test must catch a use-after-free (a node freed while readers

@@ -76,26 +76,55 @@ class skiplist {
     uint64_t o = x->next[0];
     return o ? at(o) : nullptr;
   }
-  // Reader search: the last node before the key on level 0 (or the head).
+  // Reader search: the first level-0 node not before the key (null at the
+  // end), read once and tested. Never "the predecessor, then its next link
+  // read again": a writer may link a node that sorts before the key right
+  // after the predecessor in between, and a scan would return it (keys below
+  // `from`, out of order) and a lookup would miss its key (regression:
+  // issue 17; mutant scan_rereads_pred).
+  template <class Before>
+  Node* read_succ(Before&& before) {
+    Node* x = read_upper(before);
+    for (;;) {
+      uint64_t o = read_link0(x);
+      if (!o) return nullptr;
+      if (!before(o)) return at(o);
+      x = at(o);
+    }
+  }
+  // The old search (the mutant only): the last node before the key on level 0.
   template <class Before>
   Node* read_pred(Before&& before) {
-    Node* x = head_;
-    for (uint32_t i = k_max_height; i-- > 1;)
-      for (uint64_t o; (o = common::load_acq(&x->next[i])) && before(o);) x = at(o);
+    Node* x = read_upper(before);
     for (uint64_t o; (o = read_link0(x)) && before(o);) x = at(o);
     return x;
   }
 
+  // Down the upper levels (hints): the last node there before the key.
+  template <class Before>
+  Node* read_upper(Before&& before) {
+    Node* x = head_;
+    for (uint32_t i = k_max_height; i-- > 1;)
+      for (uint64_t o; (o = common::load_acq(&x->next[i])) && before(o);) x = at(o);
+    return x;
+  }
+
   // check(): every upper level holds level-0 nodes, in level-0 order, of a
-  // height that reaches it. `less(a, b)` orders two nodes by key.
-  template <class Less>
-  check_result check_upper(Less&& less) const {
+  // height that reaches it. Level 0 has been checked (offsets, heights,
+  // keys rising); `valid(o)` says whether an upper link may be followed at
+  // all (a damaged pool: it is read before it is compared), `less(a, b)`
+  // orders two nodes by key. Each match moves on along level 0, so a cycle
+  // on an upper level fails instead of looping.
+  template <class Valid, class Less>
+  check_result check_upper(Valid&& valid, Less&& less) const {
     for (uint32_t i = 1; i < k_max_height; ++i) {
       uint64_t o0 = head_->next[0];
       for (uint64_t o = head_->next[i]; o; o = at(o)->next[i]) {
+        if (!valid(o)) return check_result::fail("level " + std::to_string(i) + " link to a damaged node");
         if (at(o)->height <= i) return check_result::fail("node on a level above its height");
         while (o0 && less(o0, o)) o0 = at(o0)->next[0];
         if (o0 != o) return check_result::fail("level " + std::to_string(i) + " holds a node not on level 0");
+        o0 = at(o0)->next[0];
       }
     }
     return {};

@@ -12,7 +12,9 @@ namespace pmindex::pm::detail {
 
 inline constexpr char k_magic[8] = {'P', 'M', 'I', 'N', 'D', 'E', 'X', '\0'};
 // Bump on any layout change; older pools then get a clear error.
-inline constexpr uint32_t k_format_version = 1;
+// 2: header_sum and meta_sum (a damaged header or allocator state is
+//    refused as corrupt instead of being followed).
+inline constexpr uint32_t k_format_version = 2;
 inline constexpr uint64_t k_header_size = 4096;
 inline constexpr uint64_t k_chunk_size = 64 * 1024;
 inline constexpr uint64_t k_min_pool_size = 1 << 20;
@@ -34,13 +36,51 @@ struct pool_header {
   uint64_t open_count;       //  80
   uint64_t create_time;      //  88  seconds since the epoch
   uint64_t used_at_close;    //  96  bytes in use at the last clean close
-  uint64_t reserved1[3];     // 104
+  uint64_t header_sum;       // 104  checksum of bytes [0, 64) and [128, 448): the
+                             //      words fixed at creation (written before magic)
+  uint64_t meta_sum;         // 112  checksum of the allocator state area, valid
+                             //      when clean == 1 (persisted before clean)
+  uint64_t reserved1;        // 120
   // --- lines 2-7
   char     index_name[64];   // 128  NUL-terminated
   char     index_params[256];// 192  "key=value,..." chosen at creation
 };
 // clang-format on
 static_assert(sizeof(pool_header) == 448);
+
+// The checksum of header_sum and meta_sum: 64-bit words (a tail of fewer
+// bytes zero padded), four lanes mixed with murmur3's finaliser constants.
+inline uint64_t checksum(const void* p, uint64_t n, uint64_t seed = 0) noexcept {
+  const unsigned char* b = static_cast<const unsigned char*>(p);
+  uint64_t lane[4] = {seed ^ 0x9E3779B97F4A7C15ull, seed + n, ~seed, seed ^ 0xC2B2AE3D27D4EB4Full};
+  auto mix = [](uint64_t h, uint64_t w) {
+    h ^= w * 0xff51afd7ed558ccdull;
+    h = (h << 31) | (h >> 33);
+    return h * 0xc4ceb9fe1a85ec53ull;
+  };
+  uint64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int l = 0; l < 4; ++l) {
+      uint64_t w;
+      __builtin_memcpy(&w, b + i + 8 * l, 8);
+      lane[l] = mix(lane[l], w);
+    }
+  for (int l = 0; i < n; ++l, i += 8) {
+    uint64_t w = 0;
+    __builtin_memcpy(&w, b + i, n - i < 8 ? n - i : 8);
+    lane[l] = mix(lane[l], w);
+  }
+  uint64_t h = lane[0] ^ (lane[1] * 3) ^ (lane[2] * 5) ^ (lane[3] * 7);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
+}
+
+// header_sum's value for a header (with `magic` as it will read).
+inline uint64_t header_checksum(const pool_header& h) noexcept {
+  const char* p = reinterpret_cast<const char*>(&h);
+  return checksum(p + 128, sizeof(pool_header) - 128, checksum(p, 64));
+}
 
 // Allocator state area: one 32-bit chunk word per chunk, then one bitmap of
 // k_bitmap_bytes per chunk (block i of a small-class chunk is bit i).

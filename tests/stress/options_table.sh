@@ -1,0 +1,61 @@
+#!/bin/bash
+# Every numeric option of every verb refuses overflow, NaN, infinity, signs,
+# stray suffixes and values outside its range with exit code 2. The table is
+# the binary's own: `pmindex VERB --describe-options` lists each numeric
+# option the verb reads with its kind and range (tools/cli.hpp), so an option
+# added later is tested without editing this file. Then the cases the issue
+# named (bench --key-space 0, --theta -5, --seconds inf, load --keys 99999999999T).
+# usage: options_table.sh PMINDEX
+set -u
+PM=$1
+DIR=$(mktemp -d /dev/shm/pmindex-options.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+export PMINDEX_POOL="$DIR/never.pool"
+fails=0 cases=0
+expect2() {  # expect2 WHAT CMD...: the command must exit 2 (and quickly)
+  local what=$1; shift
+  cases=$((cases + 1))
+  timeout 30 "$@" > "$DIR/out" 2>&1; local rc=$?
+  if [ $rc -ne 2 ]; then
+    echo "FAIL: $what: exit $rc (want 2): $(head -c 300 "$DIR/out")"
+    fails=$((fails + 1))
+  fi
+}
+verbs=$("$PM" help | awk '/^verbs:/ {v=1; next} v && /^  [a-z]/ {print $1} /^$/ && v>1 {exit} v {v++}')
+[ -n "$verbs" ] || { echo "FAIL: no verbs in pmindex help"; exit 1; }
+nopts=0
+for verb in $verbs; do
+  "$PM" $verb --describe-options > "$DIR/opts" 2> "$DIR/err" || { echo "FAIL: $verb --describe-options exited $?: $(cat "$DIR/err")"; fails=$((fails + 1)); continue; }
+  while read -r name kind lo hi; do
+    [ -n "$name" ] || continue
+    nopts=$((nopts + 1))
+    bad=(nan inf -inf "" abc 12abc 1e999 0x10)
+    if [ "$kind" = real ]; then
+      bad+=($(python3 -c "lo,hi=$lo,$hi; print(repr(lo-abs(lo)*0.5-1), repr(hi+abs(hi)+1))"))
+    else
+      bad+=(-1 18446744073709551616 99999999999T 1.5 "5 K")
+      [ "$kind" = count ] && bad+=(2^64)
+      bad+=($(python3 -c "lo,hi=int(float('$lo')),int(float('$hi')); print(*( [lo-1] if lo>0 else []), *( [hi+1] if hi<2**64-1 else []))"))
+    fi
+    for v in "${bad[@]}"; do
+      expect2 "$verb --$name '$v'" "$PM" $verb "--$name=$v"
+    done
+    env_name=PMINDEX_$(echo "$name" | tr 'a-z-' 'A-Z_')
+    expect2 "$verb $env_name=nan" env "$env_name=nan" "$PM" $verb
+  done < "$DIR/opts"
+done
+[ $nopts -ge 40 ] || { echo "FAIL: only $nopts numeric options described"; fails=$((fails + 1)); }
+# The cases of the issue, by name.
+expect2 "bench --key-space 0" "$PM" bench --index canary --key-space 0 -n 1000 --seconds 0.1
+expect2 "bench --theta -5" "$PM" bench --index canary --theta -5 -n 1000 --seconds 0.1
+expect2 "bench --skew -5" "$PM" bench --index canary --skew -5 -n 1000 --seconds 0.1
+expect2 "bench --selectivity -5" "$PM" bench --index canary --selectivity -5 -n 1000 --seconds 0.1
+expect2 "bench --read -0.5" "$PM" bench --index canary --read -0.5 -n 1000 --seconds 0.1
+expect2 "bench --seconds inf" "$PM" bench --index canary --seconds inf -n 1000
+expect2 "bench --seconds 0" "$PM" bench --index canary --seconds 0 -n 1000
+expect2 "bench -n 0" "$PM" bench --index canary -n 0 --seconds 0.1
+expect2 "load --keys 99999999999T" "$PM" load --index canary --keys 99999999999T
+expect2 "load --keys 2T" "$PM" load --index canary --keys 2T
+expect2 "stress --seconds inf" "$PM" stress --index canary --seconds inf
+echo "$cases cases over $nopts numeric options, $fails failures"
+[ $fails -eq 0 ]
