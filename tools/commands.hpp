@@ -17,6 +17,7 @@ int cmd_compare(args& a);
 int cmd_keys(args& a);
 int cmd_stress(args& a);
 int cmd_substrate_bench(args& a);
+int cmd_serve(args& a);
 
 struct verb {
   const char* name;

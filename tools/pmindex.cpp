@@ -19,6 +19,7 @@ const verb k_verbs[] = {
     {"bench", cmd_bench, "benchmark indexes (all by default): [--index a,b] [--workload ycsb-a,...] [-n N] [-t T] [--dataset D] [--value-size B] (docs/bench.md)"},
     {"stress", cmd_stress, "concurrent stress test with oracles: --index I [--threads T] [--seconds S] [--keys K] [--check a,b]"},
     {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
+    {"serve", cmd_serve, "memcached text-protocol server over an index: --index I --pool P [--listen 127.0.0.1:11211] [--threads T] (docs/server.md)"},
     {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
     {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
 };
