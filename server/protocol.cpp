@@ -135,7 +135,7 @@ size_t session::command(const char* p, size_t n, std::string& out) {
       size_t args = ntok - (noreply ? 1 : 0);
       if (ntok < 2 || ntok > 4) {
         out.append("ERROR\r\n");
-      } else if (args > 3 || (args == 3 && tok[2] != "0") || !valid_key(tok[1])) {
+      } else if (args > 3 || (args == 3 && tok[2] != "0") || !valid_key(tok[1], info_.control_keys)) {
         out.append("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n");
       } else {
         result r = store_.remove(tok[1]);
@@ -147,7 +147,7 @@ size_t session::command(const char* p, size_t n, std::string& out) {
       bool incr = cmd == "incr";
       if (ntok != 3 && !(ntok == 4 && noreply)) {
         out.append("ERROR\r\n");
-      } else if (!valid_key(tok[1])) {
+      } else if (!valid_key(tok[1], info_.control_keys)) {
         out.append(k_bad_format);
       } else if (!parse_u64(tok[2], UINT64_MAX, delta)) {
         out.append("CLIENT_ERROR invalid numeric delta argument\r\n");
@@ -168,7 +168,7 @@ size_t session::command(const char* p, size_t n, std::string& out) {
       int64_t exp = 0;
       if (ntok != 3 && !(ntok == 4 && noreply)) {
         out.append("ERROR\r\n");
-      } else if (!valid_key(tok[1])) {
+      } else if (!valid_key(tok[1], info_.control_keys)) {
         out.append(k_bad_format);
       } else if (!parse_i64(tok[2], exp)) {
         out.append("CLIENT_ERROR invalid exptime argument\r\n");
@@ -237,7 +237,7 @@ size_t session::storage(std::string_view* tok, size_t ntok, size_t line_len, con
   auto reply = [&](std::string_view s) {
     if (!noreply) out.append(s);
   };
-  if (!valid_key(tok[1]) || !parse_u64(tok[2], UINT32_MAX, flags) || !parse_i64(tok[3], exptime) ||
+  if (!valid_key(tok[1], info_.control_keys) || !parse_u64(tok[2], UINT32_MAX, flags) || !parse_i64(tok[3], exptime) ||
       (is_cas && !parse_u64(tok[5], UINT64_MAX, cas_unique))) {
     reply(k_bad_format);
     swallow_ = len + 2;
@@ -297,7 +297,7 @@ size_t session::storage(std::string_view* tok, size_t ntok, size_t line_len, con
 
 void session::retrieval(std::string_view* tok, size_t ntok, bool with_cas, std::string& out) {
   for (size_t i = 1; i < ntok; ++i)
-    if (!valid_key(tok[i])) {
+    if (!valid_key(tok[i], info_.control_keys)) {
       out.append(k_bad_format);
       return;
     }

@@ -56,6 +56,7 @@ struct server_info {
   std::string index_name, pool_path, mode;
   double open_seconds = 0, recover_seconds = 0;
   bool was_clean = false, created = false;
+  bool control_keys = false;  // --allow-control-keys (see valid_key)
 };
 
 inline constexpr std::string_view k_version = "1.6.18-pmindex-0.1";

@@ -19,10 +19,10 @@ bool live(const item& it, uint32_t now) { return it.exptime == 0 || it.exptime >
 
 }  // namespace
 
-bool valid_key(std::string_view key) noexcept {
+bool valid_key(std::string_view key, bool control_chars) noexcept {
   if (key.empty() || key.size() > k_max_key) return false;
   for (unsigned char c : key)
-    if (c <= 0x20 || c == 0x7f) return false;
+    if (c == ' ' || c == 0 || (!control_chars && (c < 0x20 || c == 0x7f))) return false;
   return true;
 }
 

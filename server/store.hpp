@@ -123,7 +123,10 @@ class store {
 };
 
 // True for a key the protocol accepts: 1..250 bytes, no control characters
-// and no space (memcached keys are separated by spaces).
-bool valid_key(std::string_view key) noexcept;
+// and no space (memcached keys are separated by spaces). With
+// `control_chars`, control characters other than NUL are accepted, as stock
+// memcached does (memaslap's keys start with 8 bytes of 0x10); NUL never is
+// (the server's own records start with it).
+bool valid_key(std::string_view key, bool control_chars = false) noexcept;
 
 }  // namespace pmindex::server

@@ -24,6 +24,7 @@ int cmd_serve(args& a) {
   c.sweep_interval = static_cast<unsigned>(a.u64("sweep-interval", c.sweep_interval, 1, 86400));
   c.ready_file = a.str("ready-file", "");
   uint64_t max_item = a.u64("max-item-size", 0, 0, uint64_t{1} << 40);
+  bool control_keys = a.flag("allow-control-keys");
   a.finish();
   auto e = find_index(o.index);
   if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
@@ -43,6 +44,7 @@ int cmd_serve(args& a) {
   info.recover_seconds = r.recover_seconds;
   info.was_clean = r.was_clean;
   info.created = r.created;
+  info.control_keys = control_keys;
   std::fprintf(stderr,
                "pmindex serve: %s pool %s (keys=%s, %s mode): %s; restart took %.3f s (open %.3f s, recovery %.3f s, "
                "%llu blocks traced); %llu items\n",

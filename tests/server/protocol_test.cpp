@@ -96,6 +96,19 @@ TEST(ServerProtocol, BadInput) {
   EXPECT_TRUE(s.closing());
 }
 
+// --allow-control-keys (memaslap's keys): control characters pass, NUL (the
+// server's own records) never does.
+TEST(ServerProtocol, ControlKeysOnRequest) {
+  fixture f;
+  const std::string key("\x10\x10k", 3), nul("\0k", 2);
+  EXPECT_EQ(run(f, "set " + key + " 0 0 1\r\nx\r\n"), "CLIENT_ERROR bad command line format\r\n");
+  f.info.control_keys = true;
+  EXPECT_EQ(run(f, "set " + key + " 0 0 1\r\nx\r\nget " + key + "\r\n"),
+            "STORED\r\nVALUE " + key + " 0 1\r\nx\r\nEND\r\n");
+  EXPECT_EQ(run(f, "set " + nul + " 0 0 1\r\nx\r\nget " + nul + "\r\n"),
+            "CLIENT_ERROR bad command line format\r\nCLIENT_ERROR bad command line format\r\n");
+}
+
 TEST(ServerProtocol, FullPoolLosesNothing) {
   options o;
   o.index = "fptree";
