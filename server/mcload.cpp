@@ -5,7 +5,7 @@
 //
 //   pmindex_mcload --port P [--host 127.0.0.1] [--conns 50] [--requests 1000000]
 //                  [--keyspace 1000000] [--value-size 32] [--threads 1]
-//                  [--phases set,get] [--label TEXT]
+//                  [--phases set,get] [--label TEXT] [--sequential 1]
 //
 // Prints one JSON object per phase (requests, seconds, ops/s, p50/p99
 // latency in microseconds, hits for GET); exits 1 on an unexpected reply.
@@ -42,6 +42,7 @@ struct settings {
   unsigned threads = 1;
   std::string phases = "set,get";
   std::string label;
+  bool sequential = false;  // keys 0, 1, 2, ... (each once) instead of uniform
 };
 
 struct connection {
@@ -105,9 +106,10 @@ void run_thread(const settings& st, unsigned nconns, bool is_get, std::vector<ui
   std::string value(st.value_size, 'x');
   char key[32];
   auto issue = [&](connection& c) {
-    if (g_issued.fetch_add(1) >= st.requests) return false;
-    std::snprintf(key, sizeof key, "foo_rand%012llu",
-                  static_cast<unsigned long long>(next_rand(c.rng) % st.keyspace));
+    uint64_t id = g_issued.fetch_add(1);
+    if (id >= st.requests) return false;
+    if (!st.sequential) id = next_rand(c.rng) % st.keyspace;
+    std::snprintf(key, sizeof key, "foo_rand%012llu", static_cast<unsigned long long>(id));
     c.out.clear();
     if (is_get) {
       c.out.append("get ").append(key).append("\r\n");
@@ -210,6 +212,7 @@ int main(int argc, char** argv) {
     else if (k == "--threads") st.threads = static_cast<unsigned>(std::atoi(v.c_str()));
     else if (k == "--phases") st.phases = v;
     else if (k == "--label") st.label = v;
+    else if (k == "--sequential") st.sequential = v == "1";
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
