@@ -55,6 +55,7 @@ struct server_info {
   uint32_t idle_timeout = 0;
   std::string index_name, pool_path, mode;
   double open_seconds = 0, recover_seconds = 0;
+  double startup_seconds = 0;  // opening the index and the item store, until ready to listen
   bool was_clean = false, created = false;
   bool control_keys = false;  // --allow-control-keys (see valid_key)
 };

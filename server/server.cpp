@@ -306,8 +306,8 @@ int run(store& st, const config& cfg, server_info info) {
   event_add(sigterm, nullptr);
   event_add(sigint, nullptr);
 
-  std::fprintf(stderr, "pmindex serve: listening on %s (%u threads, at most %u connections)\n", where.c_str(),
-               cfg.threads, cfg.max_connections);
+  std::fprintf(stderr, "pmindex serve: listening on %s (%u threads, at most %u connections), %.3f s after opening began\n",
+               where.c_str(), cfg.threads, cfg.max_connections, info.startup_seconds);
   if (!cfg.ready_file.empty()) {
     std::string tmp = cfg.ready_file + ".tmp";
     if (FILE* f = std::fopen(tmp.c_str(), "w")) {

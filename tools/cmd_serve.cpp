@@ -1,5 +1,6 @@
 // pmindex serve: a durable memcached text-protocol server over any index
 // (server/, docs/server.md).
+#include <chrono>
 #include <cstdio>
 
 #include "commands.hpp"
@@ -29,6 +30,7 @@ int cmd_serve(args& a) {
   auto e = find_index(o.index);
   if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
   o.params = crash::byte_run_params(*e, o.params, 0, "pmindex serve");
+  auto t0 = std::chrono::steady_clock::now();
   auto idx = open(o);
   // The default item limit: what the index stores, less the item header.
   size_t limit = idx->max_value() - server::k_item_header;
@@ -45,6 +47,7 @@ int cmd_serve(args& a) {
   info.was_clean = r.was_clean;
   info.created = r.created;
   info.control_keys = control_keys;
+  info.startup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr,
                "pmindex serve: %s pool %s (keys=%s, %s mode): %s; restart took %.3f s (open %.3f s, recovery %.3f s, "
                "%llu blocks traced); %llu items\n",

@@ -9,6 +9,7 @@ from pymemcache.client.base import Client
 from conftest import LONG
 
 N = 1_000_000 if LONG else 100_000
+POOL = "1G" if LONG else "256M"
 
 
 def key(i):
@@ -81,14 +82,14 @@ def verify(server, keys, inflight=()):
 @pytest.mark.parametrize("index", ["fptree", "woart"])
 def test_sigkill_keeps_acknowledged(server_factory, pool_path, index):
     pool = pool_path()
-    srv = server_factory(index=index, pool=pool, args=["--threads", "2"], pool_size="1G").start()
+    srv = server_factory(index=index, pool=pool, args=["--threads", "2"], pool_size=POOL).start()
     acked, inflight = load(srv, 0, N, kill_at=N * 2 // 5)
     srv.proc.wait()
     assert srv.proc.returncode == -signal.SIGKILL
     print(f"{index}: {len(acked)} acknowledged, {len(inflight)} in flight at the SIGKILL")
     assert N // 3 < len(acked) < N
     srv.logf.close()
-    srv2 = server_factory(index=index, pool=pool, args=["--threads", "2"], pool_size="1G").start()
+    srv2 = server_factory(index=index, pool=pool, args=["--threads", "2"], pool_size=POOL).start()
     log = srv2.read_log()
     assert "recovered after a crash" in log, log
     restart = re.search(r"restart took ([0-9.]+) s", log)
@@ -98,7 +99,7 @@ def test_sigkill_keeps_acknowledged(server_factory, pool_path, index):
     # the rest loads and everything survives a clean restart too
     rest, _ = load(srv2, acked[-1] + 1 if acked else 0, N)
     assert srv2.stop() == 0
-    srv3 = server_factory(index=index, pool=pool, pool_size="1G").start()
+    srv3 = server_factory(index=index, pool=pool, pool_size=POOL).start()
     assert "reopened after a clean shutdown" in srv3.read_log()
     verify(srv3, acked + rest)
     assert srv3.stop() == 0

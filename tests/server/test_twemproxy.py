@@ -103,7 +103,7 @@ def proxy_get_many(port, keys):
 @pytest.mark.skipif(not os.path.exists(NUTCRACKER), reason="nutcracker (Debian package) not installed")
 def test_twemproxy_sigkill_one_server(server_factory, tmp_path):
     ports = [free_port() for _ in range(3)]
-    servers = [server_factory(args=["--threads", "1"], pool_size="512M") for _ in range(3)]
+    servers = [server_factory(args=["--threads", "1"], pool_size="1G" if LONG else "128M") for _ in range(3)]
     for s, p in zip(servers, ports):
         s.start(port=p)
     listen, stats = free_port(), free_port()
