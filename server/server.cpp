@@ -284,6 +284,11 @@ int run(store& st, const config& cfg, server_info info) {
   std::condition_variable sweep_cv;
   bool stop = false;
   std::thread sweeper([&] {
+    try {
+      if (!sh.info.created) st.count_items();  // a new pool holds nothing
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pmindex serve: counting items: %s\n", e.what());
+    }
     auto next_sweep = std::chrono::steady_clock::now() + std::chrono::seconds(cfg.sweep_interval);
     std::unique_lock lk(sweep_mu);
     while (!sweep_cv.wait_for(lk, std::chrono::seconds(1), [&] { return stop; })) {

@@ -93,7 +93,11 @@ class store {
   void schedule_flush(uint32_t at) noexcept { flush_at_.store(at, std::memory_order_relaxed); }
   bool run_due_flush();
 
+  // Items in the store (`curr_items`): the writes since start plus the
+  // records found by count_items(), which the sweeper runs once at start
+  // (until it is done, and for writes racing with it, the figure is off).
   uint64_t items() const noexcept { return items_.load(std::memory_order_relaxed); }
+  void count_items();
   index& idx() noexcept { return idx_; }
 
  private:
