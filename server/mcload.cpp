@@ -187,13 +187,16 @@ void phase(const settings& st, bool is_get) {
     h += hits[t];
   }
   std::sort(all.begin(), all.end());
-  auto pct = [&](double p) { return all.empty() ? 0u : all[std::min(all.size() - 1, size_t(p * all.size()))]; };
-  std::printf("{\"label\": \"%s\", \"phase\": \"%s\", \"conns\": %u, \"requests\": %zu, \"value_size\": %zu, "
-              "\"keyspace\": %llu, \"seconds\": %.3f, \"ops_per_sec\": %.0f, \"p50_us\": %u, \"p99_us\": %u, "
-              "\"hits\": %llu}\n",
-              st.label.c_str(), is_get ? "get" : "set", st.conns, all.size(), st.value_size,
-              static_cast<unsigned long long>(st.keyspace), secs, all.size() / secs, pct(0.5), pct(0.99),
-              static_cast<unsigned long long>(h));
+  auto pct = [&](double p) {
+    return all.empty() ? 0u : all[std::min(all.size() - 1, size_t(p * all.size()))];
+  };
+  std::printf(
+      "{\"label\": \"%s\", \"phase\": \"%s\", \"conns\": %u, \"requests\": %zu, \"value_size\": %zu, "
+      "\"keyspace\": %llu, \"seconds\": %.3f, \"ops_per_sec\": %.0f, \"p50_us\": %u, \"p99_us\": %u, "
+      "\"hits\": %llu}\n",
+      st.label.c_str(), is_get ? "get" : "set", st.conns, all.size(), st.value_size,
+      static_cast<unsigned long long>(st.keyspace), secs, all.size() / secs, pct(0.5), pct(0.99),
+      static_cast<unsigned long long>(h));
   std::fflush(stdout);
 }
 
@@ -203,16 +206,26 @@ int main(int argc, char** argv) {
   settings st;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--host") st.host = v;
-    else if (k == "--port") st.port = std::atoi(v.c_str());
-    else if (k == "--conns") st.conns = static_cast<unsigned>(std::atoi(v.c_str()));
-    else if (k == "--requests") st.requests = std::strtoull(v.c_str(), nullptr, 10);
-    else if (k == "--keyspace") st.keyspace = std::strtoull(v.c_str(), nullptr, 10);
-    else if (k == "--value-size") st.value_size = std::strtoull(v.c_str(), nullptr, 10);
-    else if (k == "--threads") st.threads = static_cast<unsigned>(std::atoi(v.c_str()));
-    else if (k == "--phases") st.phases = v;
-    else if (k == "--label") st.label = v;
-    else if (k == "--sequential") st.sequential = v == "1";
+    if (k == "--host")
+      st.host = v;
+    else if (k == "--port")
+      st.port = std::atoi(v.c_str());
+    else if (k == "--conns")
+      st.conns = static_cast<unsigned>(std::atoi(v.c_str()));
+    else if (k == "--requests")
+      st.requests = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--keyspace")
+      st.keyspace = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--value-size")
+      st.value_size = std::strtoull(v.c_str(), nullptr, 10);
+    else if (k == "--threads")
+      st.threads = static_cast<unsigned>(std::atoi(v.c_str()));
+    else if (k == "--phases")
+      st.phases = v;
+    else if (k == "--label")
+      st.label = v;
+    else if (k == "--sequential")
+      st.sequential = v == "1";
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -227,8 +240,10 @@ int main(int argc, char** argv) {
     size_t e = st.phases.find(',', pos);
     if (e == std::string::npos) e = st.phases.size();
     std::string p = st.phases.substr(pos, e - pos);
-    if (p == "set") phase(st, false);
-    else if (p == "get") phase(st, true);
+    if (p == "set")
+      phase(st, false);
+    else if (p == "get")
+      phase(st, true);
     else if (!p.empty()) {
       std::fprintf(stderr, "unknown phase %s\n", p.c_str());
       return 2;

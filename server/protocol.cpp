@@ -58,10 +58,11 @@ thread_local std::vector<std::string_view> t_tokens;
 }  // namespace
 
 void counters::reset() {
-  for (auto* a : {&cmd_get, &get_hits, &get_misses, &get_expired, &cmd_set, &cmd_touch, &touch_hits, &touch_misses,
-                  &cmd_flush, &delete_hits, &delete_misses, &incr_hits, &incr_misses, &decr_hits, &decr_misses,
-                  &cas_hits, &cas_misses, &cas_badval, &total_connections, &rejected_connections, &expired_swept,
-                  &bytes_read, &bytes_written, &out_of_memory})
+  for (auto* a : {&cmd_get,       &get_hits,   &get_misses,    &get_expired,       &cmd_set,
+                  &cmd_touch,     &touch_hits, &touch_misses,  &cmd_flush,         &delete_hits,
+                  &delete_misses, &incr_hits,  &incr_misses,   &decr_hits,         &decr_misses,
+                  &cas_hits,      &cas_misses, &cas_badval,    &total_connections, &rejected_connections,
+                  &expired_swept, &bytes_read, &bytes_written, &out_of_memory})
     a->store(0, std::memory_order_relaxed);
 }
 
@@ -127,7 +128,8 @@ size_t session::command(const char* p, size_t n, std::string& out) {
       }
       return line_len;
     }
-    if (cmd == "set" || cmd == "add" || cmd == "replace" || cmd == "append" || cmd == "prepend" || cmd == "cas") {
+    if (cmd == "set" || cmd == "add" || cmd == "replace" || cmd == "append" || cmd == "prepend" ||
+        cmd == "cas") {
       return storage(tok.data(), ntok, line_len, p, n, out);
     }
     if (cmd == "delete") {
@@ -139,7 +141,8 @@ size_t session::command(const char* p, size_t n, std::string& out) {
         out.append("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n");
       } else {
         result r = store_.remove(tok[1]);
-        (r == result::deleted ? ctr_.delete_hits : ctr_.delete_misses).fetch_add(1, std::memory_order_relaxed);
+        (r == result::deleted ? ctr_.delete_hits : ctr_.delete_misses)
+            .fetch_add(1, std::memory_order_relaxed);
         out.append(r == result::deleted ? "DELETED\r\n" : "NOT_FOUND\r\n");
       }
     } else if (cmd == "incr" || cmd == "decr") {
@@ -156,9 +159,12 @@ size_t session::command(const char* p, size_t n, std::string& out) {
         auto& hit = incr ? ctr_.incr_hits : ctr_.decr_hits;
         auto& miss = incr ? ctr_.incr_misses : ctr_.decr_misses;
         (r == result::not_found ? miss : hit).fetch_add(1, std::memory_order_relaxed);
-        if (r == result::stored) out.append(std::to_string(v)).append("\r\n");
-        else if (r == result::not_found) out.append("NOT_FOUND\r\n");
-        else if (r == result::non_numeric) out.append("CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+        if (r == result::stored)
+          out.append(std::to_string(v)).append("\r\n");
+        else if (r == result::not_found)
+          out.append("NOT_FOUND\r\n");
+        else if (r == result::non_numeric)
+          out.append("CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
         else {
           ctr_.out_of_memory.fetch_add(1, std::memory_order_relaxed);
           out.append("SERVER_ERROR out of memory storing object\r\n");
@@ -176,9 +182,12 @@ size_t session::command(const char* p, size_t n, std::string& out) {
         ctr_.cmd_touch.fetch_add(1, std::memory_order_relaxed);
         result r = store_.touch(tok[1], exp);
         (r == result::touched ? ctr_.touch_hits : ctr_.touch_misses).fetch_add(1, std::memory_order_relaxed);
-        if (r == result::touched) out.append("TOUCHED\r\n");
-        else if (r == result::not_found) out.append("NOT_FOUND\r\n");
-        else out.append("SERVER_ERROR out of memory storing object\r\n");
+        if (r == result::touched)
+          out.append("TOUCHED\r\n");
+        else if (r == result::not_found)
+          out.append("NOT_FOUND\r\n");
+        else
+          out.append("SERVER_ERROR out of memory storing object\r\n");
       }
     } else if (cmd == "flush_all") {
       size_t args = ntok - 1 - (noreply ? 1 : 0);
@@ -187,8 +196,10 @@ size_t session::command(const char* p, size_t n, std::string& out) {
         out.append(k_bad_format);
       } else {
         ctr_.cmd_flush.fetch_add(1, std::memory_order_relaxed);
-        if (delay == 0) store_.flush_all();
-        else store_.schedule_flush(store::absolute_expiry(delay));
+        if (delay == 0)
+          store_.flush_all();
+        else
+          store_.schedule_flush(store::absolute_expiry(delay));
         out.append("OK\r\n");
       }
     } else if (cmd == "stats") {
@@ -196,8 +207,10 @@ size_t session::command(const char* p, size_t n, std::string& out) {
     } else if (cmd == "version") {
       out.append("VERSION ").append(k_version).append("\r\n");
     } else if (cmd == "verbosity") {
-      if (ntok < 2 || ntok > 3) out.append("ERROR\r\n");
-      else out.append("OK\r\n");
+      if (ntok < 2 || ntok > 3)
+        out.append("ERROR\r\n");
+      else
+        out.append("OK\r\n");
     } else if (cmd == "quit") {
       closing_ = true;
       noreply = false;
@@ -237,8 +250,8 @@ size_t session::storage(std::string_view* tok, size_t ntok, size_t line_len, con
   auto reply = [&](std::string_view s) {
     if (!noreply) out.append(s);
   };
-  if (!valid_key(tok[1], info_.control_keys) || !parse_u64(tok[2], UINT32_MAX, flags) || !parse_i64(tok[3], exptime) ||
-      (is_cas && !parse_u64(tok[5], UINT64_MAX, cas_unique))) {
+  if (!valid_key(tok[1], info_.control_keys) || !parse_u64(tok[2], UINT32_MAX, flags) ||
+      !parse_i64(tok[3], exptime) || (is_cas && !parse_u64(tok[5], UINT64_MAX, cas_unique))) {
     reply(k_bad_format);
     swallow_ = len + 2;
     return line_len;
@@ -282,11 +295,21 @@ size_t session::storage(std::string_view* tok, size_t ntok, size_t line_len, con
     c.fetch_add(1, std::memory_order_relaxed);
   }
   switch (r) {
-    case result::stored: reply("STORED\r\n"); break;
-    case result::not_stored: reply("NOT_STORED\r\n"); break;
-    case result::exists: reply("EXISTS\r\n"); break;
-    case result::not_found: reply("NOT_FOUND\r\n"); break;
-    case result::too_large: reply("SERVER_ERROR object too large for cache\r\n"); break;
+    case result::stored:
+      reply("STORED\r\n");
+      break;
+    case result::not_stored:
+      reply("NOT_STORED\r\n");
+      break;
+    case result::exists:
+      reply("EXISTS\r\n");
+      break;
+    case result::not_found:
+      reply("NOT_FOUND\r\n");
+      break;
+    case result::too_large:
+      reply("SERVER_ERROR object too large for cache\r\n");
+      break;
     default:
       ctr_.out_of_memory.fetch_add(1, std::memory_order_relaxed);
       reply("SERVER_ERROR out of memory storing object\r\n");

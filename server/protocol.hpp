@@ -80,18 +80,19 @@ class session {
  private:
   // Returns the bytes of one command used from p[0, n), 0 if incomplete.
   size_t command(const char* p, size_t n, std::string& out);
-  size_t storage(std::string_view* tok, size_t ntok, size_t line_len, const char* p, size_t n, std::string& out);
+  size_t storage(std::string_view* tok, size_t ntok, size_t line_len, const char* p, size_t n,
+                 std::string& out);
   void retrieval(std::string_view* tok, size_t ntok, bool with_cas, std::string& out);
   void stats(std::string_view* tok, size_t ntok, std::string& out);
 
   store& store_;
   counters& ctr_;
   const server_info& info_;
-  uint64_t swallow_ = 0;       // bytes of a refused data block still to skip
-  bool skip_line_ = false;     // skip to the next '\n' (after a bad data chunk)
+  uint64_t swallow_ = 0;    // bytes of a refused data block still to skip
+  bool skip_line_ = false;  // skip to the next '\n' (after a bad data chunk)
   size_t need_ = 1;
   bool closing_ = false;
-  std::string buf_;            // lookup buffer, reused
+  std::string buf_;  // lookup buffer, reused
 };
 
 }  // namespace pmindex::server

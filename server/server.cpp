@@ -1,6 +1,7 @@
 // The libevent side of `pmindex serve`: see server.hpp.
 #include "server.hpp"
 
+#include <arpa/inet.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -12,7 +13,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -42,7 +42,8 @@ struct conn {
   bool closing = false;
   bool lingering = false;
   bool paused = false;
-  conn(worker* wk, bufferevent* b, store& st, counters& c, const server_info& i) : w(wk), bev(b), s(st, c, i) {}
+  conn(worker* wk, bufferevent* b, store& st, counters& c, const server_info& i)
+      : w(wk), bev(b), s(st, c, i) {}
 };
 
 struct shared_state {
@@ -201,7 +202,8 @@ addrinfo* resolve(const std::string& listen) {
   std::string host, port;
   if (!listen.empty() && listen[0] == '[') {
     size_t e = listen.find("]:");
-    if (e == std::string::npos) throw error(errc::usage, "--listen " + listen + ": expected [v6-address]:port");
+    if (e == std::string::npos)
+      throw error(errc::usage, "--listen " + listen + ": expected [v6-address]:port");
     host = listen.substr(1, e - 1);
     port = listen.substr(e + 2);
   } else {
@@ -311,8 +313,10 @@ int run(store& st, const config& cfg, server_info info) {
   event_add(sigterm, nullptr);
   event_add(sigint, nullptr);
 
-  std::fprintf(stderr, "pmindex serve: listening on %s (%u threads, at most %u connections), %.3f s after opening began\n",
-               where.c_str(), cfg.threads, cfg.max_connections, info.startup_seconds);
+  std::fprintf(
+      stderr,
+      "pmindex serve: listening on %s (%u threads, at most %u connections), %.3f s after opening began\n",
+      where.c_str(), cfg.threads, cfg.max_connections, info.startup_seconds);
   if (!cfg.ready_file.empty()) {
     std::string tmp = cfg.ready_file + ".tmp";
     if (FILE* f = std::fopen(tmp.c_str(), "w")) {

@@ -27,9 +27,9 @@ struct config {
   std::string listen = "127.0.0.1:11211";  // host:port, [v6]:port; port 0 = any free port
   unsigned threads = 4;
   unsigned max_connections = 1024;
-  unsigned idle_timeout = 0;    // seconds; 0 = never
-  unsigned sweep_interval = 60; // seconds between expiry sweeps
-  std::string ready_file;       // written with the bound port once listening
+  unsigned idle_timeout = 0;     // seconds; 0 = never
+  unsigned sweep_interval = 60;  // seconds between expiry sweeps
+  std::string ready_file;        // written with the bound port once listening
 };
 
 // Serves `st` until SIGTERM/SIGINT; returns the process exit code. Throws

@@ -31,7 +31,8 @@ store::store(index& idx, size_t max_item) : idx_(idx), max_item_(max_item) {
     throw error(errc::usage, "pmindex serve needs an index created keys=bytes (this pool holds keys=u64)");
   if (max_item_ + k_item_header > idx.max_value())
     throw error(errc::usage, "--max-item-size " + std::to_string(max_item_) + " is over what " + idx.name() +
-                                 " stores (" + std::to_string(idx.max_value() - k_item_header) + " bytes of data)");
+                                 " stores (" + std::to_string(idx.max_value() - k_item_header) +
+                                 " bytes of data)");
   new_boot();
 }
 

@@ -48,13 +48,16 @@ int cmd_serve(args& a) {
   info.created = r.created;
   info.control_keys = control_keys;
   info.startup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr,
-               "pmindex serve: %s pool %s (keys=%s, %s mode): %s; restart took %.3f s (open %.3f s, recovery %.3f s, "
-               "%llu blocks traced)\n",
-               o.index.c_str(), o.pool_path.c_str(), std::string(to_string(idx->keys())).c_str(), info.mode.c_str(),
-               r.created ? "created" : r.was_clean ? "reopened after a clean shutdown" : "recovered after a crash",
-               r.open_seconds + r.recover_seconds, r.open_seconds, r.recover_seconds,
-               static_cast<unsigned long long>(r.traced_blocks));
+  std::fprintf(
+      stderr,
+      "pmindex serve: %s pool %s (keys=%s, %s mode): %s; restart took %.3f s (open %.3f s, recovery %.3f s, "
+      "%llu blocks traced)\n",
+      o.index.c_str(), o.pool_path.c_str(), std::string(to_string(idx->keys())).c_str(), info.mode.c_str(),
+      r.created     ? "created"
+      : r.was_clean ? "reopened after a clean shutdown"
+                    : "recovered after a crash",
+      r.open_seconds + r.recover_seconds, r.open_seconds, r.recover_seconds,
+      static_cast<unsigned long long>(r.traced_blocks));
   int rc = server::run(st, c, info);
   idx->close();
   std::fprintf(stderr, "pmindex serve: index closed cleanly\n");
@@ -62,7 +65,8 @@ int cmd_serve(args& a) {
 }
 #else
 int cmd_serve(args&) {
-  throw error(errc::unsupported, "this pmindex was built without libevent (apt-get install libevent-dev): no serve");
+  throw error(errc::unsupported,
+              "this pmindex was built without libevent (apt-get install libevent-dev): no serve");
 }
 #endif
 

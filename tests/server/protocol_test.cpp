@@ -2,16 +2,17 @@
 // replies for each command and each bad input, and a fuzz test that checks
 // a std::map model through one session while another session is fed
 // mangled commands in random pieces.
+#include "protocol.hpp"
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <map>
 #include <random>
 #include <string>
-#include <unistd.h>
 
 #include "pmindex/index.hpp"
-#include "protocol.hpp"
 
 namespace pmindex::server {
 namespace {
@@ -68,14 +69,17 @@ TEST(ServerProtocol, StorageAndRetrieval) {
             "STORED\r\nVALUE a 1 1\r\nq\r\nEND\r\n");
   EXPECT_EQ(run(f, "cas zz 1 0 1 1\r\nq\r\n"), "NOT_FOUND\r\n");
   EXPECT_EQ(run(f, "delete a\r\ndelete a\r\n"), "DELETED\r\nNOT_FOUND\r\n");
-  EXPECT_EQ(run(f, "set n 0 0 2\r\n41\r\nincr n 1\r\ndecr n 50\r\nincr x 1\r\n"), "STORED\r\n42\r\n0\r\nNOT_FOUND\r\n");
+  EXPECT_EQ(run(f, "set n 0 0 2\r\n41\r\nincr n 1\r\ndecr n 50\r\nincr x 1\r\n"),
+            "STORED\r\n42\r\n0\r\nNOT_FOUND\r\n");
   EXPECT_EQ(run(f, "incr b 1\r\n"), "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
   EXPECT_EQ(run(f, "touch b 100\r\ntouch x 1\r\n"), "TOUCHED\r\nNOT_FOUND\r\n");
   EXPECT_EQ(run(f, "set e 0 -1 1\r\nx\r\nget e\r\n"), "STORED\r\nEND\r\n");
   EXPECT_EQ(run(f, "flush_all\r\nget b n\r\n"), "OK\r\nEND\r\n");
   EXPECT_EQ(run(f, "set k 0 0 1 noreply\r\nx\r\nget k\r\n"), "VALUE k 0 1\r\nx\r\nEND\r\n");
-  EXPECT_EQ(run(f, "version\r\nverbosity 1\r\n"), std::string("VERSION ") + std::string(k_version) + "\r\nOK\r\n");
-  EXPECT_EQ(run(f, "get k\nquit\r\nget k\r\n"), "VALUE k 0 1\r\nx\r\nEND\r\n");  // bare \n; nothing after quit
+  EXPECT_EQ(run(f, "version\r\nverbosity 1\r\n"),
+            std::string("VERSION ") + std::string(k_version) + "\r\nOK\r\n");
+  EXPECT_EQ(run(f, "get k\nquit\r\nget k\r\n"),
+            "VALUE k 0 1\r\nx\r\nEND\r\n");  // bare \n; nothing after quit
 }
 
 TEST(ServerProtocol, BadInput) {
@@ -88,8 +92,8 @@ TEST(ServerProtocol, BadInput) {
   EXPECT_EQ(run(f, "set a 0 0 3\r\nabcdef\r\nget a\r\n"), "CLIENT_ERROR bad data chunk\r\nEND\r\n");
   EXPECT_EQ(run(f, "set a 0 0 1001\r\n" + std::string(1001, 'x') + "\r\nget a\r\n"),
             "SERVER_ERROR object too large for cache\r\nEND\r\n");
-  EXPECT_EQ(run(f, "set a 0 0 600\r\n" + std::string(600, 'x') + "\r\nappend a 0 0 600\r\n" + std::string(600, 'y') +
-                       "\r\n"),
+  EXPECT_EQ(run(f, "set a 0 0 600\r\n" + std::string(600, 'x') + "\r\nappend a 0 0 600\r\n" +
+                       std::string(600, 'y') + "\r\n"),
             "STORED\r\nSERVER_ERROR object too large for cache\r\n");
   session s(*f.st, f.ctr, f.info);
   EXPECT_EQ(run(s, "get " + std::string(k_max_line + 10, 'k')), "CLIENT_ERROR line too long\r\n");
@@ -131,7 +135,8 @@ TEST(ServerProtocol, FullPoolLosesNothing) {
   ASSERT_EQ(r, "SERVER_ERROR out of memory storing object\r\n");
   ASSERT_GT(stored, 0);
   for (int i = 0; i < stored; ++i)
-    ASSERT_EQ(run(s, "get k" + std::to_string(i) + "\r\n"), "VALUE k" + std::to_string(i) + " 0 50000\r\n" + v + "\r\nEND\r\n");
+    ASSERT_EQ(run(s, "get k" + std::to_string(i) + "\r\n"),
+              "VALUE k" + std::to_string(i) + " 0 50000\r\n" + v + "\r\nEND\r\n");
   EXPECT_TRUE(idx->check().ok);
 }
 
@@ -166,9 +171,10 @@ TEST(ServerProtocol, FuzzAgainstModel) {
       }
       case 1:
         in = "get " + k + "\r\n";
-        want = it == md.m.end() ? "END\r\n"
-                                : "VALUE " + k + " " + std::to_string(it->second.second) + " " +
-                                      std::to_string(it->second.first.size()) + "\r\n" + it->second.first + "\r\nEND\r\n";
+        want = it == md.m.end()
+                   ? "END\r\n"
+                   : "VALUE " + k + " " + std::to_string(it->second.second) + " " +
+                         std::to_string(it->second.first.size()) + "\r\n" + it->second.first + "\r\nEND\r\n";
         break;
       case 2:
         in = "delete " + k + "\r\n";
@@ -178,8 +184,10 @@ TEST(ServerProtocol, FuzzAgainstModel) {
       case 3: {
         std::string v(rnd(100), 'z');
         in = "append " + k + " 0 0 " + std::to_string(v.size()) + "\r\n" + v + "\r\n";
-        if (it == md.m.end()) want = "NOT_STORED\r\n";
-        else if (it->second.first.size() + v.size() > 4000) want = "SERVER_ERROR object too large for cache\r\n";
+        if (it == md.m.end())
+          want = "NOT_STORED\r\n";
+        else if (it->second.first.size() + v.size() > 4000)
+          want = "SERVER_ERROR object too large for cache\r\n";
         else {
           want = "STORED\r\n";
           it->second.first += v;
@@ -213,15 +221,16 @@ TEST(ServerProtocol, FuzzAgainstModel) {
 
     // Mangled commands on keys g*, fed to a fresh session in random pieces:
     // replies must be well-formed lines and the model's keys untouched.
-    static const char* k_cmds[] = {"get g1 g2", "set g1 0 0 5", "cas g2 0 0 3 9", "append g1 0 0 4", "incr g1 5",
-                                   "delete g2 0", "touch g1 10", "set g3 1 2 100000", "stats", "decr g2 99",
-                                   "prepend g2 0 0 2", "gets g3"};
+    static const char* k_cmds[] = {"get g1 g2", "set g1 0 0 5", "cas g2 0 0 3 9",   "append g1 0 0 4",
+                                   "incr g1 5", "delete g2 0",  "touch g1 10",      "set g3 1 2 100000",
+                                   "stats",     "decr g2 99",   "prepend g2 0 0 2", "gets g3"};
     std::string junk;
     for (int j = 0, n = 1 + rnd(8); j < n; ++j) {
       std::string c = k_cmds[rnd(sizeof k_cmds / sizeof *k_cmds)];
       for (int m = rnd(4); m > 0; --m) c[rnd(c.size())] = " \r\n\x00x9-"[rnd(8)];
       junk += c + (rnd(3) ? "\r\n" : "\n");
-      for (int m = rnd(40); m > 0; --m) junk.push_back(rnd(5) ? static_cast<char>('A' + rnd(26)) : "\r\n "[rnd(3)]);
+      for (int m = rnd(40); m > 0; --m)
+        junk.push_back(rnd(5) ? static_cast<char>('A' + rnd(26)) : "\r\n "[rnd(3)]);
     }
     session bad(*f.st, f.ctr, f.info);
     std::string out = run(bad, junk, 1 + rnd(32));
@@ -230,8 +239,9 @@ TEST(ServerProtocol, FuzzAgainstModel) {
       ASSERT_NE(nl, std::string::npos) << "partial reply: " << out.substr(pos);
       std::string line = out.substr(pos, nl - pos);
       pos = nl + 2;
-      static const char* k_ok[] = {"VALUE ", "END", "STORED", "NOT_STORED", "EXISTS", "NOT_FOUND", "DELETED",
-                                   "TOUCHED", "OK", "ERROR", "CLIENT_ERROR ", "SERVER_ERROR ", "STAT ", "VERSION "};
+      static const char* k_ok[] = {"VALUE ",        "END",           "STORED",  "NOT_STORED", "EXISTS",
+                                   "NOT_FOUND",     "DELETED",       "TOUCHED", "OK",         "ERROR",
+                                   "CLIENT_ERROR ", "SERVER_ERROR ", "STAT ",   "VERSION "};
       bool ok = !line.empty() && line.find_first_not_of("0123456789") == std::string::npos;
       for (const char* p : k_ok) ok = ok || line.rfind(p, 0) == 0;
       ASSERT_TRUE(ok) << "round " << round << " reply '" << line << "' to: " << junk;
@@ -243,7 +253,8 @@ TEST(ServerProtocol, FuzzAgainstModel) {
   }
   for (auto& [k, v] : md.m)
     ASSERT_EQ(run(good, "get " + k + "\r\n"), "VALUE " + k + " " + std::to_string(v.second) + " " +
-                                                 std::to_string(v.first.size()) + "\r\n" + v.first + "\r\nEND\r\n");
+                                                  std::to_string(v.first.size()) + "\r\n" + v.first +
+                                                  "\r\nEND\r\n");
   EXPECT_TRUE(f.idx->check().ok);
 }
 
