@@ -1,6 +1,6 @@
 // Internals of the crash checker: the history (operation log), the crash
 // points, and the oracle run in each forked child. See crashtest.hpp for the
-// model and DESIGN.md for the requirements.
+// model and docs/crash-checker.md for what is checked and why.
 #pragma once
 
 #include <atomic>

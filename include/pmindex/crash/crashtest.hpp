@@ -1,4 +1,4 @@
-// The crash checker (DESIGN.md, "Correctness model" and "Crash checker").
+// The crash checker (docs/crash-checker.md: the crash model, what is checked).
 //
 // It runs a random history of operations on any registered index, in a pool
 // whose flushes and fences are observed (pm::persist_observer), and keeps a

@@ -1,4 +1,4 @@
-// Persistence modes (DESIGN.md, "Persistence modes") and flush instructions.
+// Persistence modes (README, "Persistence modes") and flush instructions.
 #pragma once
 
 #include <cstdint>

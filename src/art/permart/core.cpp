@@ -35,25 +35,6 @@ void core::finish_open(open_kind k) {
   clock_.reset(root_->run << k_run_shift);
 }
 
-uint64_t core::load_current(uint64_t* slot) const {
-  uint64_t v;
-  // A tagged slot may still be lost by a crash: wait for its writer.
-  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
-  if (v) sync::settle_stamp(&hdr(v)->stamp, clock_);
-  return v;
-}
-
-uint64_t core::load_at(uint64_t* slot, uint64_t ts) const {
-  uint64_t v;
-  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
-  while (v) {
-    header* h = hdr(v);
-    if (sync::settle_stamp(&h->stamp, clock_) <= ts) return is_link(v) ? 0 : v;
-    v = load_acq(&h->prev);  // the slot's value before h was installed
-  }
-  return 0;
-}
-
 uint64_t core::build_inner(fresh_blocks& fb, header h, const entry* e, unsigned n, uint64_t extra) {
   uint64_t off;
   if (n <= k_sparse_cap) {

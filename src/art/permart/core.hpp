@@ -231,6 +231,27 @@ bool core::each_child(header* n, F&& f) {
   }
 }
 
+// Inline: every level of every lookup and scan calls them (out of line they
+// cost PermART reads a call per level).
+inline uint64_t core::load_current(uint64_t* slot) const {
+  uint64_t v;
+  // A tagged slot may still be lost by a crash: wait for its writer.
+  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
+  if (v) sync::settle_stamp(&hdr(v)->stamp, clock_);
+  return v;
+}
+
+inline uint64_t core::load_at(uint64_t* slot, uint64_t ts) const {
+  uint64_t v;
+  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
+  while (v) {
+    header* h = hdr(v);
+    if (sync::settle_stamp(&h->stamp, clock_) <= ts) return is_link(v) ? 0 : v;
+    v = load_acq(&h->prev);  // the slot's value before h was installed
+  }
+  return 0;
+}
+
 inline uint64_t* core::find_child(header* n, unsigned b) {
   switch (static_cast<kind>(n->kind)) {
     case kind::sparse: return sparse_find(reinterpret_cast<sparse*>(n), b);

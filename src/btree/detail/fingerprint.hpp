@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/atomics.hpp"
+
 namespace pmindex::btree::detail {
 
 inline uint8_t fingerprint(uint64_t key) noexcept {
@@ -62,17 +64,8 @@ inline uint32_t match_bytes16(const uint8_t* p, uint8_t b) noexcept {
 #endif
 }
 
-template <class T>
-inline T load_acq(const T* p) noexcept {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-template <class T>
-inline T load_rlx(const T* p) noexcept {
-  return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-template <class T>
-inline void store_rel(T* p, T v) noexcept {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
+using common::load_acq;
+using common::load_relaxed;
+using common::store_rel;
 
 }  // namespace pmindex::btree::detail

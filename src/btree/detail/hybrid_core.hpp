@@ -205,7 +205,7 @@ class hybrid_core {
     size_t n = 0;
     for (uint64_t m = ops_.live(l); m; m &= m - 1) {
       const entry* e = ops_.slot(l, std::countr_zero(m));
-      uint64_t k = load_rlx(&e->key), v = load_acq(&e->value);
+      uint64_t k = load_relaxed(&e->key), v = load_acq(&e->value);
       if (!K::less(K::of(p_, k, v), from)) out[n++] = {k, v};
     }
     return n;

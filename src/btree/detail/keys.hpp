@@ -50,7 +50,7 @@ struct u64_keys {
   static key of(const pm::pool&, uint64_t kw, uint64_t) noexcept { return kw; }
   static key low(const pm::pool&, uint64_t w) noexcept { return w; }
   static bool less(key a, key b) noexcept { return a < b; }
-  static bool matches(const pm::pool&, const entry* e, probe k) noexcept { return load_rlx(&e->key) == k; }
+  static bool matches(const pm::pool&, const entry* e, probe k) noexcept { return load_relaxed(&e->key) == k; }
   static uint64_t make_low(pm::pool&, key k) noexcept { return k; }
   static std::string describe(key k) { return "key " + std::to_string(k); }
   static probe probe_of(key k) noexcept { return k; }
@@ -135,7 +135,7 @@ struct byte_keys {
     return a.pfx != b.pfx ? a.pfx < b.pfx : a.view() < b.view();
   }
   static bool matches(const pm::pool& p, const entry* e, const probe& k) noexcept {
-    return load_rlx(&e->key) == k.pfx && common::kv_key(p, load_acq(&e->value)) == k.s;
+    return load_relaxed(&e->key) == k.pfx && common::kv_key(p, load_acq(&e->value)) == k.s;
   }
   // A fence key block holding k (flushed, not fenced: the split's fence
   // before it links the new leaf covers it). Throws error(pool_full).

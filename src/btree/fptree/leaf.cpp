@@ -2,7 +2,7 @@
 
 namespace pmindex::btree::fptree::detail {
 
-using btree::detail::load_rlx;
+using btree::detail::load_relaxed;
 using btree::detail::store_rel;
 
 template <class K>

@@ -66,7 +66,7 @@ class leaf_ops {
   bool find(const leaf* l, probe_arg key, uint64_t& value) const noexcept {
     int i = slot_of(l, btree::detail::load_acq(&l->bitmap), key);
     if (i < 0) return false;
-    value = btree::detail::load_rlx(&ent(l, i)->value);
+    value = btree::detail::load_relaxed(&ent(l, i)->value);
     return true;
   }
   ins insert(leaf* l, probe_arg key, uint64_t value);

@@ -4,7 +4,7 @@
 
 namespace pmindex::btree::lbtree::detail {
 
-using btree::detail::load_rlx;
+using btree::detail::load_relaxed;
 using btree::detail::store_rel;
 
 namespace {

@@ -74,7 +74,7 @@ class leaf_ops {
   bool find(const leaf* l, probe_arg key, uint64_t& value) const noexcept {
     int i = slot_of(l, btree::detail::load_acq(&l->meta), key);
     if (i < 0) return false;
-    value = btree::detail::load_rlx(&l->kv[i].value);
+    value = btree::detail::load_relaxed(&l->kv[i].value);
     return true;
   }
   ins insert(leaf* l, probe_arg key, uint64_t value);
