@@ -55,6 +55,23 @@ uint64_t get(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_r
 
 thread_local std::vector<std::string_view> t_tokens;
 
+std::string_view storage_reply(result r) {
+  switch (r) {
+    case result::stored:
+      return "STORED\r\n";
+    case result::not_stored:
+      return "NOT_STORED\r\n";
+    case result::exists:
+      return "EXISTS\r\n";
+    case result::not_found:
+      return "NOT_FOUND\r\n";
+    case result::too_large:
+      return "SERVER_ERROR object too large for cache\r\n";
+    default:
+      return "SERVER_ERROR out of memory storing object\r\n";
+  }
+}
+
 }  // namespace
 
 void counters::reset() {
@@ -294,27 +311,8 @@ size_t session::storage(std::string_view* tok, size_t ntok, size_t line_len, con
     auto& c = r == result::stored ? ctr_.cas_hits : r == result::exists ? ctr_.cas_badval : ctr_.cas_misses;
     c.fetch_add(1, std::memory_order_relaxed);
   }
-  switch (r) {
-    case result::stored:
-      reply("STORED\r\n");
-      break;
-    case result::not_stored:
-      reply("NOT_STORED\r\n");
-      break;
-    case result::exists:
-      reply("EXISTS\r\n");
-      break;
-    case result::not_found:
-      reply("NOT_FOUND\r\n");
-      break;
-    case result::too_large:
-      reply("SERVER_ERROR object too large for cache\r\n");
-      break;
-    default:
-      ctr_.out_of_memory.fetch_add(1, std::memory_order_relaxed);
-      reply("SERVER_ERROR out of memory storing object\r\n");
-      break;
-  }
+  if (r == result::out_of_memory) ctr_.out_of_memory.fetch_add(1, std::memory_order_relaxed);
+  reply(storage_reply(r));
   return total;
 }
 

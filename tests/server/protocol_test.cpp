@@ -22,11 +22,12 @@ struct fixture {
   std::unique_ptr<store> st;
   counters ctr;
   server_info info;
-  explicit fixture(const std::string& name = "fptree", size_t max_item = 1000) {
+  explicit fixture(const std::string& name = "fptree", size_t max_item = 1000,
+                   uint64_t pool_size = 64 << 20) {
     options o;
     o.index = name;
     o.mode = pm::mode::dram;
-    o.pool_size = 64 << 20;
+    o.pool_size = pool_size;
     o.params = "keys=bytes";
     o.quiet = true;
     idx = open(o);
@@ -114,17 +115,8 @@ TEST(ServerProtocol, ControlKeysOnRequest) {
 }
 
 TEST(ServerProtocol, FullPoolLosesNothing) {
-  options o;
-  o.index = "fptree";
-  o.mode = pm::mode::dram;
-  o.pool_size = 8 << 20;
-  o.params = "keys=bytes";
-  o.quiet = true;
-  auto idx = open(o);
-  store st(*idx, 100000);
-  counters ctr;
-  server_info info;
-  session s(st, ctr, info);
+  fixture f("fptree", 100000, 8 << 20);
+  session s(*f.st, f.ctr, f.info);
   std::string v(50000, 'v');
   int stored = 0;
   std::string r;
@@ -137,7 +129,7 @@ TEST(ServerProtocol, FullPoolLosesNothing) {
   for (int i = 0; i < stored; ++i)
     ASSERT_EQ(run(s, "get k" + std::to_string(i) + "\r\n"),
               "VALUE k" + std::to_string(i) + " 0 50000\r\n" + v + "\r\nEND\r\n");
-  EXPECT_TRUE(idx->check().ok);
+  EXPECT_TRUE(f.idx->check().ok);
 }
 
 // A command of the valid mix with its expected reply from the model.
