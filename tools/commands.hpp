@@ -19,6 +19,7 @@ int cmd_stress(args& a);
 int cmd_substrate_bench(args& a);
 int cmd_report(args& a);
 int cmd_damagetest(args& a);
+int cmd_serve(args& a);
 
 struct verb {
   const char* name;

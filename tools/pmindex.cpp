@@ -20,6 +20,7 @@ const verb k_verbs[] = {
     {"damagetest", cmd_damagetest, "damaged pools never crash or hang the tools: --index I|all [--cases N] [--seed S] [--case C]"},
     {"stress", cmd_stress, "concurrent stress test with oracles: --index I [--threads T] [--seconds S] [--keys K] [--check a,b]"},
     {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
+    {"serve", cmd_serve, "memcached text-protocol server over an index: --index I --pool P [--listen 127.0.0.1:11211] [--threads T] (docs/server.md)"},
     {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
     {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
     {"report", cmd_report, "figures (PNG, SVG) and an HTML page from `bench --json` files: RESULTS.json... [--out DIR] (docs/python.md)"},

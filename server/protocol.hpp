@@ -1,0 +1,98 @@
+// The memcached text protocol of `pmindex serve`, independent of any event
+// loop: a session turns the bytes a client sent into replies, so the fuzz
+// and conformance tests drive it directly and the network layer only moves
+// bytes.
+//
+// Commands: get, gets, set, add, replace, append, prepend, cas, delete,
+// incr, decr, touch, flush_all, stats, version, verbosity, quit; `noreply`
+// on every command that takes it. Lines end in "\r\n" (a bare "\n" is
+// accepted, as memcached does).
+//
+// Bad input gets memcached's reply and the session goes on:
+//   - unknown command or empty line: ERROR
+//   - malformed arguments, a key over 250 bytes or with a control
+//     character: CLIENT_ERROR bad command line format (a storage command
+//     whose length parsed still has its data block skipped);
+//   - a data block not followed by "\r\n" (longer or shorter than
+//     announced): CLIENT_ERROR bad data chunk, and the rest of that line is
+//     skipped so the next command is read from a line start;
+//   - data over the item limit: SERVER_ERROR object too large for cache
+//     (the block is skipped without being buffered);
+//   - a full pool: SERVER_ERROR out of memory storing object (nothing
+//     stored before is lost);
+//   - a line longer than k_max_line with no end: CLIENT_ERROR line too
+//     long, then the connection is closed (it cannot be resynchronised).
+// With noreply every reply of that command is dropped, errors included
+// (memcached does the same), except errors found before noreply was parsed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "store.hpp"
+
+namespace pmindex::server {
+
+inline constexpr size_t k_max_line = 64 * 1024;
+
+// Counters of the `stats` command, shared by all sessions (relaxed atomics).
+struct counters {
+  std::atomic<uint64_t> cmd_get{0}, get_hits{0}, get_misses{0}, get_expired{0}, cmd_set{0}, cmd_touch{0},
+      touch_hits{0}, touch_misses{0}, cmd_flush{0}, delete_hits{0}, delete_misses{0}, incr_hits{0},
+      incr_misses{0}, decr_hits{0}, decr_misses{0}, cas_hits{0}, cas_misses{0}, cas_badval{0},
+      curr_connections{0}, total_connections{0}, rejected_connections{0}, expired_swept{0}, bytes_read{0},
+      bytes_written{0}, out_of_memory{0};
+  void reset();
+};
+
+// What `stats` reports besides the counters.
+struct server_info {
+  uint64_t start_time = 0;  // unix seconds
+  uint32_t threads = 1;
+  uint32_t max_connections = 0;
+  uint32_t idle_timeout = 0;
+  std::string index_name, pool_path, mode;
+  double open_seconds = 0, recover_seconds = 0;
+  double startup_seconds = 0;  // opening the index and the item store, until ready to listen
+  bool was_clean = false, created = false;
+  bool control_keys = false;  // --allow-control-keys (see valid_key)
+};
+
+inline constexpr std::string_view k_version = "1.6.18-pmindex-0.1";
+
+class session {
+ public:
+  session(store& s, counters& c, const server_info& info) : store_(s), ctr_(c), info_(info) {}
+
+  // Handles every complete command at the front of data[0, n), appending
+  // the replies to `out`, and stops early once `out` holds more than
+  // `out_limit` bytes. Returns how many bytes were used; the caller keeps
+  // the rest and calls again with more (at least need() bytes in all).
+  size_t feed(const char* data, size_t n, std::string& out, size_t out_limit = SIZE_MAX);
+  // Bytes the unused input must reach before feed() can progress.
+  size_t need() const noexcept { return need_; }
+  // The client sent quit, or the input cannot be resynchronised: close
+  // once `out` is sent.
+  bool closing() const noexcept { return closing_; }
+
+ private:
+  // Returns the bytes of one command used from p[0, n), 0 if incomplete.
+  size_t command(const char* p, size_t n, std::string& out);
+  size_t storage(std::string_view* tok, size_t ntok, size_t line_len, const char* p, size_t n,
+                 std::string& out);
+  void retrieval(std::string_view* tok, size_t ntok, bool with_cas, std::string& out);
+  void stats(std::string_view* tok, size_t ntok, std::string& out);
+
+  store& store_;
+  counters& ctr_;
+  const server_info& info_;
+  uint64_t swallow_ = 0;    // bytes of a refused data block still to skip
+  bool skip_line_ = false;  // skip to the next '\n' (after a bad data chunk)
+  size_t need_ = 1;
+  bool closing_ = false;
+  std::string buf_;  // lookup buffer, reused
+};
+
+}  // namespace pmindex::server

@@ -1,0 +1,245 @@
+// The item store: see store.hpp for the record layout and the guarantees.
+#include "store.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "pmindex/error.hpp"
+
+namespace pmindex::server {
+
+namespace {
+
+// The durable boot counter's key: a leading NUL byte, which no client key
+// can have, so no command ever sees or changes it.
+constexpr std::string_view k_boot_key{"\0pmindex-serve:boot", 19};
+
+bool live(const item& it, uint32_t now) { return it.exptime == 0 || it.exptime > now; }
+
+}  // namespace
+
+bool valid_key(std::string_view key, bool control_chars) noexcept {
+  if (key.empty() || key.size() > k_max_key) return false;
+  for (unsigned char c : key)
+    if (c == ' ' || c == 0 || (!control_chars && (c < 0x20 || c == 0x7f))) return false;
+  return true;
+}
+
+store::store(index& idx, size_t max_item) : idx_(idx), max_item_(max_item) {
+  if (idx.keys() != key_kind::bytes)
+    throw error(errc::usage, "pmindex serve needs an index created keys=bytes (this pool holds keys=u64)");
+  if (max_item_ + k_item_header > idx.max_value())
+    throw error(errc::usage, "--max-item-size " + std::to_string(max_item_) + " is over what " + idx.name() +
+                                 " stores (" + std::to_string(idx.max_value() - k_item_header) +
+                                 " bytes of data)");
+  new_boot();
+}
+
+// Counting the records walks the index (0.9 s at 10M items), so it is not
+// done before the server listens: the sweeper calls this first.
+void store::count_items() {
+  uint64_t n = idx_.stats().records;
+  items_.fetch_add(n > 0 ? n - 1 : 0, std::memory_order_relaxed);  // less the boot record
+}
+
+uint32_t store::absolute_expiry(int64_t e) noexcept {
+  if (e == 0) return 0;
+  if (e < 0) return 1;  // already expired (memcached: stored, never returned)
+  if (e <= k_relative_expiry_max) e += now();
+  return static_cast<uint32_t>(std::min<int64_t>(e, UINT32_MAX));
+}
+
+// The boot counter records the highest cas region that may be in use; a
+// restart moves past it. It is written before its region is reached (when
+// the previous region has 2^20 ids left), so no id is ever handed out twice.
+void store::new_boot() {
+  std::string v;
+  uint64_t boot = 0;
+  if (idx_.lookup(k_boot_key, &v) && v.size() == 8) boot = value_u64(v);
+  ++boot;
+  idx_.upsert(k_boot_key, value_bytes(boot));
+  cas_.store((boot << k_seq_bits) | 1, std::memory_order_relaxed);
+}
+
+uint64_t store::next_cas() {
+  constexpr uint64_t mask = (uint64_t{1} << k_seq_bits) - 1;
+  uint64_t v = cas_.fetch_add(1, std::memory_order_relaxed);
+  if ((v & mask) == mask - (uint64_t{1} << 20)) {
+    std::lock_guard g(boot_mu_);
+    idx_.upsert(k_boot_key, value_bytes((v >> k_seq_bits) + 1));
+  }
+  return v;
+}
+
+std::mutex& store::lock_for(std::string_view key) {
+  return stripes_[std::hash<std::string_view>{}(key) % k_stripes].mu;
+}
+
+void store::encode(std::string& out, uint64_t cas, uint32_t flags, uint32_t exptime, std::string_view a,
+                   std::string_view b) {
+  out.resize(k_item_header + a.size() + b.size());
+  char* p = out.data();
+  std::memcpy(p, &cas, 8);
+  std::memcpy(p + 8, &flags, 4);
+  std::memcpy(p + 12, &exptime, 4);
+  if (!a.empty()) std::memcpy(p + k_item_header, a.data(), a.size());
+  if (!b.empty()) std::memcpy(p + k_item_header + a.size(), b.data(), b.size());
+}
+
+// A record shorter than the header was not written by the server (e.g. a
+// pool filled by `pmindex load`): it reads as absent.
+bool store::decode(std::string_view v, item& out) {
+  if (v.size() < k_item_header) return false;
+  std::memcpy(&out.cas, v.data(), 8);
+  std::memcpy(&out.flags, v.data() + 8, 4);
+  std::memcpy(&out.exptime, v.data() + 12, 4);
+  out.data = v.substr(k_item_header);
+  return true;
+}
+
+bool store::get(std::string_view key, std::string& buf, item& out) {
+  if (!idx_.lookup(key, &buf) || !decode(buf, out)) return false;
+  return live(out, now());
+}
+
+// `fresh`: the key is absent (insert) rather than present (update).
+result store::write(std::string_view key, const std::string& value, bool fresh) {
+  try {
+    if (fresh) {
+      if (idx_.insert(key, value)) items_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      idx_.update(key, value);
+    }
+  } catch (const error& e) {
+    if (e.code() == errc::pool_full) return result::out_of_memory;
+    if (e.code() == errc::value_too_long) return result::too_large;
+    throw;
+  }
+  return result::stored;
+}
+
+result store::put(store_mode m, std::string_view key, uint32_t flags, int64_t exptime, std::string_view data,
+                  uint64_t cas_unique) {
+  if (data.size() > max_item_) return result::too_large;
+  uint32_t exp = absolute_expiry(exptime);
+  std::string old, value;
+  item it;
+  std::lock_guard g(lock_for(key));
+  bool present = idx_.lookup(key, &old);
+  bool is_live = present && decode(old, it) && live(it, now());
+  switch (m) {
+    case store_mode::set:
+      break;
+    case store_mode::add:
+      if (is_live) return result::not_stored;
+      break;
+    case store_mode::replace:
+      if (!is_live) return result::not_stored;
+      break;
+    case store_mode::append:
+    case store_mode::prepend: {
+      if (!is_live) return result::not_stored;
+      if (it.data.size() + data.size() > max_item_) return result::too_large;
+      bool app = m == store_mode::append;
+      encode(value, next_cas(), it.flags, it.exptime, app ? it.data : data, app ? data : it.data);
+      return write(key, value, false);
+    }
+    case store_mode::cas:
+      if (!is_live) return result::not_found;
+      if (it.cas != cas_unique) return result::exists;
+      break;
+  }
+  encode(value, next_cas(), flags, exp, data);
+  return write(key, value, !present);
+}
+
+result store::remove(std::string_view key) {
+  std::string old;
+  item it;
+  std::lock_guard g(lock_for(key));
+  if (!idx_.lookup(key, &old)) return result::not_found;
+  bool is_live = decode(old, it) && live(it, now());
+  // An expired item is removed all the same (it is garbage), but reads as
+  // not found, as it would have a moment later after a sweep.
+  if (idx_.remove(key)) items_.fetch_sub(1, std::memory_order_relaxed);
+  return is_live ? result::deleted : result::not_found;
+}
+
+result store::arith(std::string_view key, bool incr, uint64_t delta, uint64_t& out) {
+  std::string old, value;
+  item it;
+  std::lock_guard g(lock_for(key));
+  if (!idx_.lookup(key, &old) || !decode(old, it) || !live(it, now())) return result::not_found;
+  // A decimal number of at most 20 digits, optionally followed by spaces
+  // (memcached pads a shrunk number in place with spaces).
+  std::string_view d = it.data;
+  size_t digits = 0;
+  while (digits < d.size() && d[digits] >= '0' && d[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 20) return result::non_numeric;
+  for (size_t i = digits; i < d.size(); ++i)
+    if (d[i] != ' ') return result::non_numeric;
+  uint64_t n = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    uint64_t c = static_cast<uint64_t>(d[i] - '0');
+    if (n > (UINT64_MAX - c) / 10) return result::non_numeric;
+    n = n * 10 + c;
+  }
+  n = incr ? n + delta : (delta > n ? 0 : n - delta);  // incr wraps at 2^64, decr stops at 0
+  std::string text = std::to_string(n);
+  encode(value, next_cas(), it.flags, it.exptime, text);
+  result r = write(key, value, false);
+  if (r == result::stored) out = n;
+  return r;
+}
+
+result store::touch(std::string_view key, int64_t exptime) {
+  std::string old, value;
+  item it;
+  std::lock_guard g(lock_for(key));
+  if (!idx_.lookup(key, &old) || !decode(old, it) || !live(it, now())) return result::not_found;
+  encode(value, it.cas, it.flags, absolute_expiry(exptime), it.data);
+  result r = write(key, value, false);
+  return r == result::stored ? result::touched : r;
+}
+
+uint64_t store::flush_all() { return remove_if(false); }
+uint64_t store::sweep_expired() { return remove_if(true); }
+
+bool store::run_due_flush() {
+  uint32_t at = flush_at_.load(std::memory_order_relaxed);
+  if (at == 0 || at > now() || !flush_at_.compare_exchange_strong(at, 0)) return false;
+  flush_all();
+  return true;
+}
+
+// Walks the index in key order, a few records at a time (values are copied
+// by scan, so batches stay small), removing each item that qualifies. A key
+// written meanwhile is re-read under its lock before it is removed.
+uint64_t store::remove_if(bool only_expired) {
+  constexpr size_t k_batch = 16;
+  record_buffer buf;
+  std::string from, cur;
+  uint64_t removed = 0;
+  for (;;) {
+    buf.clear();
+    size_t n = idx_.scan(from, k_batch, buf);
+    for (size_t i = 0; i < n; ++i) {
+      std::string_view k = buf.key(i);
+      if (!k.empty() && k[0] == '\0') continue;  // the boot record
+      item it;
+      if (only_expired && (!decode(buf.value(i), it) || live(it, now()))) continue;
+      std::lock_guard g(lock_for(k));
+      if (only_expired && (!idx_.lookup(k, &cur) || !decode(cur, it) || live(it, now()))) continue;
+      if (idx_.remove(k)) {
+        items_.fetch_sub(1, std::memory_order_relaxed);
+        ++removed;
+      }
+    }
+    if (n < k_batch) return removed;
+    from.assign(buf.key(n - 1));
+    from.push_back('\0');  // the least key after the last one seen
+  }
+}
+
+}  // namespace pmindex::server

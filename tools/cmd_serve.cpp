@@ -1,0 +1,73 @@
+// pmindex serve: a durable memcached text-protocol server over any index
+// (server/, docs/server.md).
+#include <chrono>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "pmindex/error.hpp"
+
+#ifdef PMINDEX_HAVE_SERVER
+#include "pmindex/crash/crashtest.hpp"
+#include "server.hpp"
+#endif
+
+namespace pmindex::cli {
+
+#ifdef PMINDEX_HAVE_SERVER
+int cmd_serve(args& a) {
+  if (!a.has("index")) throw error(errc::usage, "serve needs --index NAME (see `pmindex list`)");
+  options o = index_options(a, pm::open_mode::create_if_missing);
+  server::config c;
+  c.listen = a.str("listen", c.listen);
+  c.threads = static_cast<unsigned>(a.u64("threads", c.threads, 1, 256));
+  c.max_connections = static_cast<unsigned>(a.u64("max-connections", c.max_connections, 1, 1000000));
+  c.idle_timeout = static_cast<unsigned>(a.u64("idle-timeout", c.idle_timeout, 0, 86400 * 365));
+  c.sweep_interval = static_cast<unsigned>(a.u64("sweep-interval", c.sweep_interval, 1, 86400));
+  c.ready_file = a.str("ready-file", "");
+  uint64_t max_item = a.u64("max-item-size", 0, 0, uint64_t{1} << 40);
+  bool control_keys = a.flag("allow-control-keys");
+  a.finish();
+  auto e = find_index(o.index);
+  if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
+  o.params = crash::byte_run_params(*e, o.params, 0, "pmindex serve");
+  auto t0 = std::chrono::steady_clock::now();
+  auto idx = open(o);
+  // The default item limit: what the index stores, less the item header.
+  size_t limit = idx->max_value() - server::k_item_header;
+  if (max_item == 0) max_item = limit;
+  server::store st(*idx, max_item);
+  const auto& r = idx->report();
+  server::server_info info;
+  info.start_time = server::store::now();
+  info.index_name = o.index;
+  info.pool_path = o.pool_path;
+  info.mode = std::string(pm::to_string(o.mode));
+  info.open_seconds = r.open_seconds;
+  info.recover_seconds = r.recover_seconds;
+  info.was_clean = r.was_clean;
+  info.created = r.created;
+  info.control_keys = control_keys;
+  info.startup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(
+      stderr,
+      "pmindex serve: %s pool %s (keys=%s, %s mode): %s; restart took %.3f s (open %.3f s, recovery %.3f s, "
+      "%llu blocks traced)\n",
+      o.index.c_str(), o.pool_path.c_str(), std::string(to_string(idx->keys())).c_str(), info.mode.c_str(),
+      r.created     ? "created"
+      : r.was_clean ? "reopened after a clean shutdown"
+                    : "recovered after a crash",
+      r.open_seconds + r.recover_seconds, r.open_seconds, r.recover_seconds,
+      static_cast<unsigned long long>(r.traced_blocks));
+  int rc = server::run(st, c, info);
+  idx->close();
+  std::fprintf(stderr, "pmindex serve: index closed cleanly\n");
+  return rc;
+}
+#else
+int cmd_serve(args&) {
+  throw error(errc::unsupported,
+              "this pmindex was built without libevent (apt-get install libevent-dev): no serve");
+}
+#endif
+
+}  // namespace pmindex::cli
