@@ -12,7 +12,7 @@ for ds in ${DATASETS:-u64 u64-bytes names wiki urls words}; do
   n=1M; [ "$ds" = words ] && n=600K   # the word list has 663,473 words
   for t in 1 2; do
     "$bin" bench --index "$indexes" --same-index --dataset "$ds" --workload read=1,scan=1:100,insert=1 \
-      -n $n -t $t --seconds 1.5 --pin --no-progress --pool /dev/shm/matrix.pool --pool-size 3G \
+      -n $n -t $t --seconds ${SECONDS_PER_RUN:-1.5} --pin --no-progress --pool /dev/shm/matrix.pool --pool-size 3G \
       --json "$out/$ds-t$t.json" > "$out/$ds-t$t.txt" 2>&1 || echo "FAILED: $ds t=$t (see $out/$ds-t$t.txt)"
   done
 done
