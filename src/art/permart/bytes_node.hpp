@@ -103,10 +103,11 @@ struct bkey {
   std::string_view s;
   uint64_t w[2] = {0, 0};  // inline form (s.size() <= 16) or {0, hash}
   explicit bkey(std::string_view k) : s(k) {
-    if (k.size() <= k_inline_key)
-      std::memcpy(w, k.data(), k.size());
-    else
+    if (k.size() <= k_inline_key) {
+      if (!k.empty()) std::memcpy(w, k.data(), k.size());  // the empty key's data() may be null
+    } else {
       w[1] = key_hash(k);
+    }
   }
 };
 

@@ -74,14 +74,14 @@ bool bytes_tree::visit(uint64_t v, const bounds& b, bool lo_tight, bool hi_tight
   // Every key below starts with the prefix P (d bytes); the end key is P.
   if (lo_tight) {
     size_t m = std::min<uint64_t>(d, b.lo.size());
-    int c = std::memcmp(t->prefix, b.lo.data(), m);
+    int c = m ? std::memcmp(t->prefix, b.lo.data(), m) : 0;  // an empty bound has no data()
     if (c < 0) return true;                     // all below lo
     lo_tight = c == 0 && b.lo.size() > d;       // else all >= lo
   }
   bool end_only = false;  // hi == P: only the end key can qualify
   if (hi_tight) {
     size_t m = std::min<uint64_t>(d, b.hi.size());
-    int c = std::memcmp(t->prefix, b.hi.data(), m);
+    int c = m ? std::memcmp(t->prefix, b.hi.data(), m) : 0;
     if (c > 0 || (c == 0 && b.hi.size() < d)) return false;  // all above hi, and all that follows
     hi_tight = c == 0;
     end_only = hi_tight && b.hi.size() == d;
