@@ -7,7 +7,7 @@
 set -u
 out=$1; mkdir -p "$out"
 bin=${BIN:-build/release/pmindex}
-indexes=${INDEXES:-artcow,permart,permart-2log,woart,wort,fptree,lbtree,canary,btree-dram,stdmap}
+indexes=${INDEXES:-artcow,permart,permart-2log,woart,wort,roart,fptree,lbtree,canary,btree-dram,stdmap}
 for ds in ${DATASETS:-u64 u64-bytes names wiki urls words}; do
   n=1M; [ "$ds" = words ] && n=600K   # the word list has 663,473 words
   for t in 1 2; do

@@ -92,8 +92,7 @@ bool bytes_tree::visit(uint64_t v, const bounds& b, bool lo_tight, bool hi_tight
   }
   if (end_only) return false;
   const unsigned lb = lo_tight ? uint8_t(b.lo[d]) : 0, hb = hi_tight ? uint8_t(b.hi[d]) : 255;
-  return each_child(n, [&](unsigned cb, uint64_t* s) {
-    if (cb < lb) return true;
+  return each_child_from(n, lb, [&](unsigned cb, uint64_t* s) {
     if (cb > hb) return false;  // and every later child
     uint64_t c = load_snap(s, ts);
     return !c || visit(c, b, lo_tight && cb == lb, hi_tight && cb == hb, ts, sink);

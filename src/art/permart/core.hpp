@@ -93,8 +93,12 @@ class core {
   static uint64_t inner_size(uint8_t k) { return inner_kind_size(k); }
 
   // Children of an inner node in key order: f(byte, slot) -> false stops.
+  // each_child_from starts at key byte `from` (a scan's start skips the
+  // children below it without looking at them: up to 255 in a full node).
   template <class F>
-  static bool each_child(header* n, F&& f);
+  static bool each_child(header* n, F&& f) { return each_child_from(n, 0, f); }
+  template <class F>
+  static bool each_child_from(header* n, unsigned from, F&& f);
   static uint64_t* find_child(header* n, unsigned b);
 
   // --- slot reads
@@ -205,25 +209,28 @@ class core {
 };
 
 template <class F>
-bool core::each_child(header* n, F&& f) {
+bool core::each_child_from(header* n, unsigned from, F&& f) {
   switch (static_cast<kind>(n->kind)) {
     case kind::sparse: {
       auto* s = reinterpret_cast<sparse*>(n);
       for (unsigned i = 0; i < s->h.count; ++i)
-        if (!f(s->keys[i], &s->slots[i])) return false;
+        if (s->keys[i] >= from && !f(s->keys[i], &s->slots[i])) return false;
       return true;
     }
     case kind::indirect: {
       auto* s = reinterpret_cast<indirect*>(n);
-      unsigned r = 0;
-      for (unsigned w = 0; w < 4; ++w)
-        for (uint64_t bits = s->bits[w]; bits; bits &= bits - 1)
+      unsigned r = indirect_rank(s, from);
+      for (unsigned w = from >> 6; w < 4; ++w) {
+        uint64_t bits = s->bits[w];
+        if (w == from >> 6) bits &= ~uint64_t{0} << (from & 63);
+        for (; bits; bits &= bits - 1)
           if (!f(w * 64 + __builtin_ctzll(bits), &s->slots[r++])) return false;
+      }
       return true;
     }
     case kind::full: {
       auto* s = reinterpret_cast<full*>(n);
-      for (unsigned b = 0; b < 256; ++b)
+      for (unsigned b = from; b < 256; ++b)
         if (!f(b, &s->slots[b])) return false;
       return true;
     }

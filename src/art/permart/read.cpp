@@ -52,7 +52,7 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
   uint64_t prefix = n->prefix;
   uint64_t nmin = prefix & prefix_mask(d), nmax = nmin | ~prefix_mask(d);
   if (nmax < lo || nmin > hi) return true;
-  return each_child(n, [&](unsigned b, uint64_t* s) {
+  return each_child_from(n, lo > nmin ? key_byte(lo, d) : 0, [&](unsigned b, uint64_t* s) {
     if (child_max(prefix, d, b) < lo) return true;
     if (child_min(prefix, d, b) > hi) return false;  // and every later child
     uint64_t c = load_snap(s, ts);
