@@ -116,6 +116,9 @@ std::string bytes_tree::check_slot(uint64_t* slot, int64_t parent_depth, std::st
   if (end_slot) return "inner node in an end slot";
   const uint64_t d = bdepth(h);
   if (int64_t(d) <= parent_depth || d < path.size()) return "inner node depth not increasing";
+  // The prefix (d bytes) ends the node: a damaged depth must not read past its block.
+  if (d > k_max_key || binner_size(h->kind, d) > p_.block_size(untag(load_acq(slot))))
+    return "inner node larger than its block";
   if (h->depth != 0) return "byte inner node with a u64 depth";
   std::string_view pre(btail(h)->prefix, d);
   if (pre.substr(0, path.size()) != path) return "prefix disagrees with the path";

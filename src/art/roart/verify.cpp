@@ -69,8 +69,12 @@ check_result tree::check() {
 // child bytes distinct and where their kind puts them.
 std::string tree::check_node(uint64_t w, unsigned pos, std::string& path, uint64_t& n) {
   auto key_ok = [&](std::string_view k) { return k.size() >= pos && k.substr(0, pos) == path; };
-  if (is_array(w) == is_inner(w)) return "a node word with a bad tag";
+  // A clean open trusts the pool, so check() is what meets a damaged one:
+  // every word is validated (as trace_node does) before it is followed.
+  auto leaf_ok = [&](uint64_t s) { return common::kv_block_valid(p_, off_of(s), k_max_key, k_max_value); };
+  if (is_array(w) == is_inner(w) || (w & 9)) return "a node word with a bad tag";
   if (is_array(w)) {
+    if (!p_.valid_block(off_of(w), sizeof(leaf_array))) return "a leaf array outside the heap";
     leaf_array* a = array_at(w);
     fresh(a);
     if (a->level != pos) return "a leaf array's level disagrees with its position";
@@ -79,6 +83,7 @@ std::string tree::check_node(uint64_t w, unsigned pos, std::string& path, uint64
       uint64_t s = a->slot[i];
       if (!s) continue;
       used |= uint64_t{1} << i;
+      if (!leaf_ok(s)) return "a leaf word names no valid leaf";
       std::string_view k = leaf_key(s);
       if (!key_ok(k)) return "a record in a leaf array off its path";
       if (fp_of(s) != fingerprint(k)) return "a slot's fingerprint disagrees with its key";
@@ -90,15 +95,18 @@ std::string tree::check_node(uint64_t w, unsigned pos, std::string& path, uint64
     if (unsigned(std::popcount(used)) > cap_) return "a leaf array over its capacity";
     return "";
   }
+  if (!p_.valid_block(off_of(w), k_inner_header)) return "an inner node outside the heap";
   inner* nd = inner_at(w);
-  fresh(nd);
-  auto k = static_cast<kind>(nd->kind);
   if (nd->kind < uint8_t(kind::n4) || nd->kind > uint8_t(kind::n256)) return "an inner node of no kind";
+  auto k = static_cast<kind>(nd->kind);
   const unsigned lv = nd->level;
-  if (lv < pos || nd->nprefix < lv - pos) return "an inner node's level disagrees with its position";
+  if (lv < pos || nd->nprefix < lv - pos || lv > k_max_key) return "an inner node's level disagrees with its position";
+  if (!p_.valid_block(off_of(w), inner_size(k, nd->nprefix))) return "an inner node outside the heap";
+  fresh(nd);
   const size_t keep = path.size();
   path.append(prefix_of(nd) + (nd->nprefix - (lv - pos)), lv - pos);
   if (uint64_t e = nd->eok) {
+    if (!leaf_ok(e)) return "a leaf word names no valid leaf";
     if (leaf_key(e) != path) return "an end-of-key record that is not its node's path";
     ++n;
   }
