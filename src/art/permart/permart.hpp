@@ -68,11 +68,18 @@
 // below theirs. A logged removal names its key's block, so blocks a log
 // entry supersedes are retired at reconciliation, not at the append.
 //
-// Caveats: removes copy too, so they need a block: a remove takes it from
-// the pool's reserve (one chunk `alloc` keeps back) when the pool is
-// otherwise full, after reclaiming this thread's retired blocks, and the
-// root keeps one spare version link for a remove to empty. Recovery turns
-// every version link into a null slot; tracing frees it. keys=bytes: deep
+// Full pools: removes copy too (a leaf without the pair, or a version link
+// when the leaf empties), so they need a block, yet a remove must never be
+// refused. The pool keeps a small remove reserve (pm::pool::
+// keep_for_removes: 16 blocks per leaf shape, which inserts cannot take,
+// so they report pool_full that much earlier). On a full pool a remove
+// takes from it a block of the class of the leaf it replaces (a copy of
+// that leaf's shape, or a link of that size), and the leaf it retires pays
+// the block back once reclaimed; a remove that finds it empty waits,
+// unpinned, for that (write_retry). The reserve is DRAM bookkeeping over
+// free space: the commit protocol, flushes and fences are those of any
+// remove, and recovery takes the reserve again after tracing. Recovery
+// turns every version link into a null slot; tracing frees it. keys=bytes: deep
 // key chains make deep trees (one node per distinct prefix length), and a
 // byte inner node repeats its whole prefix.
 #pragma once
