@@ -78,7 +78,15 @@
 // the block back once reclaimed; a remove that finds it empty waits,
 // unpinned, for that (write_retry). The reserve is DRAM bookkeeping over
 // free space: the commit protocol, flushes and fences are those of any
-// remove, and recovery takes the reserve again after tracing. Recovery
+// remove, and recovery takes the reserve again after tracing. Not yet
+// met: space freed by removes is not always reusable. A slot emptied by
+// removes keeps its version link until an insert reuses the slot, and on
+// a full pool that link is a leaf-sized block; spread over every chunk,
+// such links keep any chunk from coming free for another size class, so
+// a 16 MiB pool filled, emptied by removes and refilled took 0-95% of the
+// first fill (tests/unit/full_pool_refill_test.cpp; 2-Log keys=bytes:
+// 90-98%). The cure, links turned back into null slots once no snapshot
+// can need them (a grace period after their stamp), is not written. Recovery
 // turns every version link into a null slot; tracing frees it. keys=bytes: deep
 // key chains make deep trees (one node per distinct prefix length), and a
 // byte inner node repeats its whole prefix.
