@@ -36,9 +36,6 @@ heap::heap(char* base, uint64_t heap_offset, uint64_t nchunks)
       prev_(nchunks, k_nil) {
   for (auto& p : partial_) p = k_nil;
   if (nchunks_) give_run(0, nchunks_);
-  // One chunk (64 KiB: 256 leaves of 256 B) is plenty for removes to make
-  // progress until retired blocks come back; tiny heaps keep none.
-  reserve_chunks_ = nchunks_ >= 16 ? 1 : 0;
 }
 
 uint64_t heap::alloc(thread_cache& tc, size_t n) {
@@ -56,6 +53,8 @@ void heap::free(thread_cache& tc, uint64_t off) {
   uint32_t kind = kind_[chunk_of(off)];
   if (!is_small(kind)) return free_large(off);
   unsigned cls = kind - 1;
+  if (reserve_short_[cls].load(std::memory_order_relaxed)) [[unlikely]]
+    if (repay(cls, off)) return;
   auto& b = tc.bins[cls];
   if (b.count == thread_cache::k_capacity) [[unlikely]] {
     b.count -= thread_cache::k_batch;
@@ -84,7 +83,7 @@ void heap::refill(thread_cache::bin& b, unsigned cls) {
   const uint64_t size = class_size(cls);
   while (b.count < thread_cache::k_batch) {
     int64_t c = partial_[cls];
-    if (c == k_nil && (c = new_small_chunk(cls, false)) < 0) return;  // full: hand out what we have
+    if (c == k_nil && (c = new_small_chunk(cls)) < 0) return;  // full: hand out what we have
     uint64_t* w = bits(c);
     for (uint32_t i = 0; i < k_words && b.count < thread_cache::k_batch; ++i) {
       while (~w[i] != 0 && b.count < thread_cache::k_batch) {
@@ -102,6 +101,10 @@ void heap::refill(thread_cache::bin& b, unsigned cls) {
 
 void heap::release(unsigned cls, const uint64_t* offs, uint32_t n) {
   std::lock_guard lk(mu_);
+  release_locked(cls, offs, n);
+}
+
+void heap::release_locked(unsigned cls, const uint64_t* offs, uint32_t n) {
   const uint32_t per_chunk = blocks_per_chunk(cls);
   const uint64_t size = class_size(cls);
   for (uint32_t k = 0; k < n; ++k) {
@@ -119,12 +122,9 @@ void heap::release(unsigned cls, const uint64_t* offs, uint32_t n) {
   }
 }
 
-uint64_t heap::alloc_reserve(size_t n) {
-  if (n > k_max_small) return alloc_large(n, true);
-  unsigned cls = class_of(n);
-  std::lock_guard lk(mu_);
+uint64_t heap::take_block_locked(unsigned cls) {
   int64_t c = partial_[cls];
-  if (c == k_nil && (c = new_small_chunk(cls, true)) < 0) return 0;
+  if (c == k_nil && (c = new_small_chunk(cls)) < 0) return 0;
   uint64_t* w = bits(c);
   uint32_t i = 0;
   while (~w[i] == 0) ++i;  // a partial chunk has a free block
@@ -134,9 +134,87 @@ uint64_t heap::alloc_reserve(size_t n) {
   return chunk_start(c) + idx * class_size(cls);
 }
 
+// ---------------------------------------------------------------- remove reserve
+
+void heap::note_reserve_locked(unsigned cls) {
+  auto& r = reserve_[cls];
+  reserve_short_[cls].store(r.held.size() < r.want, std::memory_order_relaxed);
+  uint32_t owed = 0;
+  for (auto& x : reserve_) owed += x.owed;
+  owed_total_.store(owed, std::memory_order_relaxed);
+}
+
+void heap::fill_reserve_locked(unsigned cls) {
+  auto& r = reserve_[cls];
+  while (r.held.size() < r.want) {
+    uint64_t off = take_block_locked(cls);
+    if (!off) break;  // a full pool: frees of the class pay the rest
+    r.held.push_back(off);
+  }
+  note_reserve_locked(cls);
+}
+
+void heap::refill_reserves_locked() {
+  for (unsigned cls = 0; cls < k_nclasses; ++cls) fill_reserve_locked(cls);
+}
+
+void heap::set_reserve(size_t n, uint32_t count) {
+  PMINDEX_ASSERT(n > 0 && n <= k_max_small);
+  unsigned cls = class_of(n);
+  std::lock_guard lk(mu_);
+  auto& r = reserve_[cls];
+  r.want = count;
+  r.held.reserve(count);  // so repay() never allocates DRAM under the lock
+  if (r.held.size() > count) {
+    release_locked(cls, r.held.data() + count, uint32_t(r.held.size() - count));
+    r.held.resize(count);
+  }
+  fill_reserve_locked(cls);
+}
+
+uint64_t heap::take_reserved(size_t n) {
+  if (n == 0 || n > k_max_small) return 0;
+  unsigned cls = class_of(n);
+  std::lock_guard lk(mu_);
+  auto& r = reserve_[cls];
+  if (r.held.empty()) return 0;
+  uint64_t off = r.held.back();
+  r.held.pop_back();
+  ++r.owed;
+  note_reserve_locked(cls);
+  return off;
+}
+
+bool heap::reserve_expected(size_t n) const {
+  if (n == 0 || n > k_max_small) return false;
+  std::lock_guard lk(mu_);
+  auto& r = reserve_[class_of(n)];
+  return !r.held.empty() || r.owed != 0;
+}
+
+bool heap::repay(unsigned cls, uint64_t off) {
+  std::lock_guard lk(mu_);
+  auto& r = reserve_[cls];
+  if (r.held.size() >= r.want) return false;  // paid meanwhile: a plain free
+  r.held.push_back(off);  // stays marked allocated: alloc() cannot see it
+  if (r.owed) --r.owed;
+  note_reserve_locked(cls);
+  return true;
+}
+
+void heap::release_reserve() {
+  std::lock_guard lk(mu_);
+  for (unsigned cls = 0; cls < k_nclasses; ++cls) {
+    auto& r = reserve_[cls];
+    release_locked(cls, r.held.data(), uint32_t(r.held.size()));
+    r = reserve{};
+    note_reserve_locked(cls);
+  }
+}
+
 // A fresh chunk for class `cls`, on its partial list; -1 if none is free.
-int64_t heap::new_small_chunk(unsigned cls, bool reserve_ok) {
-  int64_t c = take_run(1, reserve_ok);
+int64_t heap::new_small_chunk(unsigned cls) {
+  int64_t c = take_run(1);
   if (c < 0) return -1;
   kind_[c] = cls + 1;
   used_[c] = 0;
@@ -145,10 +223,10 @@ int64_t heap::new_small_chunk(unsigned cls, bool reserve_ok) {
   return c;
 }
 
-uint64_t heap::alloc_large(size_t n, bool reserve_ok) {
+uint64_t heap::alloc_large(size_t n) {
   uint64_t count = (n + k_chunk - 1) / k_chunk;
   std::lock_guard lk(mu_);
-  int64_t c = take_run(count, reserve_ok);
+  int64_t c = take_run(count);
   if (c < 0) return 0;
   kind_[c] = k_large_head | static_cast<uint32_t>(count);
   for (uint64_t i = 1; i < count; ++i) kind_[c + i] = k_large_tail;
@@ -164,8 +242,8 @@ void heap::free_large(uint64_t off) {
   give_run(c, count);
 }
 
-int64_t heap::take_run(uint64_t n, bool reserve_ok) {
-  if (free_chunks_ < n + (reserve_ok ? 0 : reserve_chunks_)) return -1;
+int64_t heap::take_run(uint64_t n) {
+  if (free_chunks_ < n) return -1;
   for (auto it = runs_.begin(); it != runs_.end(); ++it) {
     if (it->second < n) continue;
     uint64_t first = it->first, len = it->second;
@@ -223,6 +301,10 @@ heap_usage heap::usage() const {
       u.used_bytes += (k & ~k_large_head) * k_chunk;
     }
   }
+  for (unsigned cls = 0; cls < k_nclasses; ++cls) {  // free space, set aside
+    u.used_blocks -= reserve_[cls].held.size();
+    u.used_bytes -= reserve_[cls].held.size() * class_size(cls);
+  }
   u.capacity_bytes = nchunks_ * k_chunk;
   u.dram_bytes = nchunks_ * (4 + 2 + 16 + k_words * 8) + runs_.size() * 48;
   return u;
@@ -257,11 +339,16 @@ void heap::load(const char* meta) {
     if (!is_small(kind_[c])) continue;
     for (uint64_t i = 0; i < k_words; ++i) used_[c] += std::popcount(bits(c)[i]);
   }
+  for (auto& r : reserve_) r.held.clear(), r.owed = 0;  // the saved state holds none
   rebuild_lists();
+  refill_reserves_locked();
 }
 
 void heap::rebuild_begin() {
   std::lock_guard lk(mu_);
+  // Reserved blocks are free space to the tracing (taken again at
+  // rebuild_end); a block lent before the crash is the tree's, or free.
+  for (auto& r : reserve_) r.held.clear(), r.owed = 0;
   std::fill(kind_.begin(), kind_.end(), k_chunk_free);
   std::fill(used_.begin(), used_.end(), 0);
   std::fill(bitmap_.begin(), bitmap_.end(), 0);
@@ -296,6 +383,7 @@ void heap::rebuild_mark(uint64_t off, size_t n) {
 void heap::rebuild_end() {
   std::lock_guard lk(mu_);
   rebuild_lists();
+  refill_reserves_locked();
 }
 
 // Rebuilds partial lists and free runs from kind_, used_ and bitmap_.

@@ -30,11 +30,10 @@ inline constexpr uint64_t k_kv_header = 8;
 inline uint64_t kv_block_bytes(size_t klen, size_t vlen) noexcept { return k_kv_header + klen + vlen; }
 
 // Allocates and fills a block and flushes it (no fence). Throws
-// error(pool_full) when the pool is full; `reserve` lets an operation that
-// frees space (a remove that copies) dip into the pool's reserve.
-inline uint64_t make_kv_block(pm::pool& p, std::string_view key, std::string_view value, bool reserve = false) {
+// error(pool_full) when the pool is full.
+inline uint64_t make_kv_block(pm::pool& p, std::string_view key, std::string_view value) {
   uint64_t n = kv_block_bytes(key.size(), value.size());
-  uint64_t off = reserve ? p.alloc_reserve_or_throw(n) : p.alloc_or_throw(n);
+  uint64_t off = p.alloc_or_throw(n);
   auto* b = p.ptr<kv_block>(off);
   b->klen = static_cast<uint32_t>(key.size());
   b->vlen = static_cast<uint32_t>(value.size());

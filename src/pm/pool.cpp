@@ -309,13 +309,26 @@ uint64_t pool::alloc_or_throw(size_t n) {
   return off;
 }
 
-uint64_t pool::alloc_reserve_or_throw(size_t n) {
+uint64_t pool::alloc_for_remove(size_t n) {
   uint64_t off = alloc(n);
-  if (!off) off = heap_->alloc_reserve(n);
-  if (!off) fail(errc::pool_full, "pool " + path_ + " is full (" + std::to_string(size_) + " bytes)");
+  if (off) return off;
+  off = heap_->take_reserved(n);
+  if (!off) {
+    t_reserve_wanted = n;
+    return 0;
+  }
   ++t_counters.allocs;
   t_counters.bytes_allocated += n;
   return off;
+}
+
+bool pool::wait_for_reserve() {
+  // A grace period (two epoch advances) gives back the blocks the
+  // borrowers retired (shared: see retire); they pay the reserve back.
+  collect();
+  if (!heap_->reserve_expected(t_reserve_wanted)) return false;
+  std::this_thread::yield();
+  return true;
 }
 
 void pool::reclaim(void* ctx, uint64_t off) { static_cast<pool*>(ctx)->free(off); }
@@ -429,6 +442,7 @@ void pool::close() {
     std::lock_guard lk(locals_mu_);
     for (auto& l : locals_) heap_->drain(l->cache);
   }
+  heap_->release_reserve();  // free space again in the saved state
   if (!anonymous_) {
     auto& h = *hdr_;
     heap_->save(base_ + h.meta_offset);

@@ -35,6 +35,15 @@ void epoch_manager::retire(uint32_t s, uint64_t item) {
   if (++sl.since_collect >= k_collect_every) collect(s);
 }
 
+void epoch_manager::retire_shared(uint32_t s, uint64_t item) {
+  {
+    std::lock_guard lk(mu_);
+    orphans_.push_back({item, global_.load(std::memory_order_acquire)});
+    norphans_.store(orphans_.size(), std::memory_order_relaxed);
+  }
+  if (++slots_[s].since_collect >= k_collect_every) collect(s);  // as retire: they come back
+}
+
 void epoch_manager::collect(uint32_t s) {
   auto& sl = slots_[s];
   sl.since_collect = 0;

@@ -1,12 +1,19 @@
 // Issue 17, part 3 (full pools): fill a small pool until an insert fails
 // with pool_full, remove every record (a remove must always succeed, also in
 // a full pool), fill it again; the refill must hold >= 90% of the first
-// fill, with 1 and with 2 threads, for every registered persistent index.
+// fill, with 1 and with 2 threads, for every registered persistent index,
+// with u64 keys and, for an index that takes them, byte keys (keys=bytes;
+// 23-byte keys, past PermART's 16-byte inline keys, and 8-byte values).
 //
-// Not yet met by every index (see the lead's report of issue 17: leaves that
-// are never merged or freed, copy-on-write removes that need space), so the
-// suite is DISABLED_: run it with --gtest_also_run_disabled_tests
-// --gtest_filter='*FullPoolRefill*'. It prints the figures either way.
+// Every cycle ends with a dirty reopen: tracing must find exactly the
+// blocks in use. An index that does not meet the refill yet is listed in
+// known_failing(): FullPoolRemove still requires every remove to succeed,
+// and the DISABLED_ twin (--gtest_also_run_disabled_tests
+// --gtest_filter='*FullPool*' prints its figures) the whole cycle. Listed:
+// PermART and PermART-2Log, whose refill is short because a slot emptied
+// by removes keeps a version link (leaf-sized on a full pool) until an
+// insert reuses it, so chunks do not come free for other size classes (see
+// permart.hpp, "Full pools").
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -26,40 +33,62 @@ namespace {
 struct refill_param {
   std::string index;
   unsigned threads;
+  bool bytes;
 };
 
-std::vector<refill_param> refill_params() {
+bool known_failing(const std::string& index) { return index == "permart" || index == "permart-2log"; }
+
+std::vector<refill_param> refill_params(bool failing) {
   std::vector<refill_param> v;
   for (auto& e : registered_indexes()) {
-    if (!e->persistent()) continue;
-    v.push_back({e->name, 1});
-    if (e->concurrent) v.push_back({e->name, 2});
+    if (!e->persistent() || known_failing(e->name) != failing) continue;
+    for (bool bytes : {false, true}) {
+      if (bytes && !e->supports(key_kind::bytes)) continue;
+      v.push_back({e->name, 1, bytes});
+      if (e->concurrent) v.push_back({e->name, 2, bytes});
+    }
   }
   return v;
 }
 
 std::string refill_name(const testing::TestParamInfo<refill_param>& p) {
-  std::string s = p.param.index + "_t" + std::to_string(p.param.threads);
+  std::string s = p.param.index + "_t" + std::to_string(p.param.threads) + (p.param.bytes ? "_bytes" : "");
   for (auto& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return s;
 }
 
 class FullPoolRefill : public testing::TestWithParam<refill_param> {};
+class FullPoolRemove : public testing::TestWithParam<refill_param> {};
+class FullPoolRefillKnownFailing : public testing::TestWithParam<refill_param> {};
 
-// Inserts distinct keys (thread t: keys t, t + T, ...) from `first` on until
-// each thread has seen 200 pool_full failures in a row; returns the keys
+// Record i: key mix64(i) (u64), or "refill/" and its 16 hex digits (bytes).
+struct records {
+  bool bytes;
+  std::string key(uint64_t i) const {
+    char s[24];
+    std::snprintf(s, sizeof s, "refill/%016llx", static_cast<unsigned long long>(util::mix64(i)));
+    return s;
+  }
+  bool insert(index& idx, uint64_t i) const {
+    if (!bytes) return idx.insert(util::mix64(i), i);
+    return idx.insert(key(i), std::string_view(reinterpret_cast<const char*>(&i), 8));
+  }
+  bool remove(index& idx, uint64_t i) const { return bytes ? idx.remove(key(i)) : idx.remove(util::mix64(i)); }
+};
+
+// Inserts distinct records (thread t: t, t + T, ... from `first` on) until
+// each thread has seen 200 pool_full failures in a row; returns the records
 // inserted per thread.
-std::vector<std::vector<uint64_t>> fill(index& idx, unsigned threads, uint64_t first) {
-  std::vector<std::vector<uint64_t>> keys(threads);
+std::vector<std::vector<uint64_t>> fill(index& idx, const records& r, unsigned threads, uint64_t first) {
+  std::vector<std::vector<uint64_t>> ids(threads);
   std::vector<std::thread> ts;
   for (unsigned t = 0; t < threads; ++t)
     ts.emplace_back([&, t] {
       unsigned fails = 0;
       for (uint64_t i = first + t; fails < 200; i += threads) {
-        uint64_t k = util::mix64(i);
         try {
-          if (idx.insert(k, i)) keys[t].push_back(k), fails = 0;
+          if (r.insert(idx, i)) ids[t].push_back(i), fails = 0;
         } catch (const error& e) {
           if (e.code() != errc::pool_full) throw;
           ++fails;
@@ -67,19 +96,23 @@ std::vector<std::vector<uint64_t>> fill(index& idx, unsigned threads, uint64_t f
       }
     });
   for (auto& t : ts) t.join();
-  return keys;
+  return ids;
 }
 
-TEST_P(FullPoolRefill, DISABLED_RemoveAlwaysSucceedsAndRefillHolds90Percent) {
-  const auto& prm = GetParam();
+// The cycle; `refill`: also require the refill to hold 90% (else only that
+// every remove succeeds). Ends with a dirty reopen: tracing finds exactly
+// the blocks in use (no leak, none lost; the remove reserve is free space).
+void refill_cycle(const refill_param& prm, bool refill) {
   options o;
   o.index = prm.index;
   o.pool_path = "/dev/shm/pmindex-refill-" + std::to_string(getpid()) + "-" + refill_name({prm, 0}) + ".pool";
   o.pool_size = 16 << 20;
+  o.params = prm.bytes ? "keys=bytes" : "";
   o.quiet = true;
   ::unlink(o.pool_path.c_str());
   auto idx = open(o);
-  auto first = fill(*idx, prm.threads, 0);
+  const records r{prm.bytes};
+  auto first = fill(*idx, r, prm.threads, 0);
   size_t n1 = 0;
   for (auto& k : first) n1 += k.size();
   std::atomic<uint64_t> refused{0};
@@ -87,9 +120,9 @@ TEST_P(FullPoolRefill, DISABLED_RemoveAlwaysSucceedsAndRefillHolds90Percent) {
     std::vector<std::thread> ts;
     for (unsigned t = 0; t < prm.threads; ++t)
       ts.emplace_back([&, t] {
-        for (uint64_t k : first[t]) {
+        for (uint64_t i : first[t]) {
           try {
-            if (!idx->remove(k)) refused.fetch_add(1);
+            if (!r.remove(*idx, i)) refused.fetch_add(1);
           } catch (const error&) {
             refused.fetch_add(1);
           }
@@ -97,21 +130,38 @@ TEST_P(FullPoolRefill, DISABLED_RemoveAlwaysSucceedsAndRefillHolds90Percent) {
       });
     for (auto& t : ts) t.join();
   }
-  auto second = fill(*idx, prm.threads, uint64_t{1} << 40);
+  auto second = fill(*idx, r, prm.threads, uint64_t{1} << 40);
   size_t n2 = 0;
   for (auto& k : second) n2 += k.size();
-  std::printf("[ refill ] %s, %u thread(s): first fill %zu, removes refused %llu, refill %zu (%.0f%%)\n",
-              prm.index.c_str(), prm.threads, n1, static_cast<unsigned long long>(refused.load()), n2,
+  std::printf("[ refill ] %s%s, %u thread(s): first fill %zu, removes refused %llu, refill %zu (%.0f%%)\n",
+              prm.index.c_str(), prm.bytes ? " keys=bytes" : "", prm.threads, n1,
+              static_cast<unsigned long long>(refused.load()), n2,
               n1 ? 100.0 * static_cast<double>(n2) / static_cast<double>(n1) : 0.0);
   EXPECT_EQ(refused.load(), 0u) << "removes refused in a full pool";
-  EXPECT_GE(static_cast<double>(n2), 0.9 * static_cast<double>(n1)) << "refill below 90% of the first fill";
+  if (refill) EXPECT_GE(static_cast<double>(n2), 0.9 * static_cast<double>(n1)) << "refill below 90% of the first fill";
   auto c = idx->check();
+  EXPECT_TRUE(c.ok) << c.message;
+  idx->abandon();
+  idx = open(o);
+  EXPECT_EQ(idx->report().traced_blocks, idx->pool().usage().used_blocks);
+  c = idx->check();
   EXPECT_TRUE(c.ok) << c.message;
   idx->close();
   ::unlink(o.pool_path.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Indexes, FullPoolRefill, testing::ValuesIn(refill_params()), refill_name);
+TEST_P(FullPoolRefill, RemoveAlwaysSucceedsAndRefillHolds90Percent) { refill_cycle(GetParam(), true); }
+// The known-failing indexes still must never refuse a remove.
+TEST_P(FullPoolRemove, RemoveAlwaysSucceeds) { refill_cycle(GetParam(), false); }
+TEST_P(FullPoolRefillKnownFailing, DISABLED_RemoveAlwaysSucceedsAndRefillHolds90Percent) {
+  refill_cycle(GetParam(), true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Indexes, FullPoolRefill, testing::ValuesIn(refill_params(false)), refill_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FullPoolRemove);
+INSTANTIATE_TEST_SUITE_P(Indexes, FullPoolRemove, testing::ValuesIn(refill_params(true)), refill_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FullPoolRefillKnownFailing);
+INSTANTIATE_TEST_SUITE_P(Indexes, FullPoolRefillKnownFailing, testing::ValuesIn(refill_params(true)), refill_name);
 
 }  // namespace
 }  // namespace pmindex

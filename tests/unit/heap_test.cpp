@@ -100,24 +100,76 @@ TEST(Heap, FullPoolReturnsZeroAndRecovers) {
   EXPECT_NE(p->alloc(100000), 0u);  // emptied chunks coalesce into runs
 }
 
-// alloc keeps one chunk back; only alloc_reserve_or_throw (a remove's
-// copy-on-write) may take it, one block at a time, and never twice.
-TEST(Heap, ReserveServesOnlyRemovesWhenFull) {
+// The remove reserve: alloc() never hands its blocks out; alloc_for_remove
+// lends them on a full pool; the next free of the class pays one back (not
+// into the free space); an empty reserve with blocks lent says "wait", one
+// that never filled says "give up"; reserved blocks are free space to
+// usage(), to tracing recovery and to a clean close.
+TEST(Heap, RemoveReserveServesOnlyRemovesAndIsPaidBack) {
   auto p = dram_pool(4 << 20);
+  p->keep_for_removes(256, 4);
   std::vector<uint64_t> got;
   for (uint64_t off; (off = p->alloc(256));) got.push_back(off);
+  EXPECT_EQ(p->usage().used_blocks, got.size());  // the reserve is not "used"
   std::set<uint64_t> uniq(got.begin(), got.end());
-  uint64_t r1 = p->alloc_reserve_or_throw(64);
-  uint64_t r2 = p->alloc_reserve_or_throw(64);  // same reserve chunk
-  EXPECT_EQ(uniq.count(r1) + uniq.count(r2), 0u);
-  EXPECT_NE(r1, r2);
-  EXPECT_EQ(p->alloc(256), 0u);  // still full for everyone else
-  // The one reserve chunk went to the 64-byte class; nothing is left.
-  EXPECT_THROW(p->alloc_reserve_or_throw(256), error);
-  EXPECT_THROW(p->alloc_reserve_or_throw(100000), error);
-  p->free(r1);
-  p->free(r2);
+  std::vector<uint64_t> lent;
+  for (int i = 0; i < 4; ++i) {
+    uint64_t off = p->alloc_for_remove(200);
+    ASSERT_NE(off, 0u);
+    EXPECT_EQ(uniq.count(off), 0u);
+    lent.push_back(off);
+  }
+  EXPECT_EQ(std::set<uint64_t>(lent.begin(), lent.end()).size(), 4u);
+  EXPECT_EQ(p->alloc_for_remove(256), 0u);  // all lent
+  EXPECT_TRUE(p->wait_for_reserve());       // and owed: wait
+  EXPECT_EQ(p->alloc(256), 0u);             // still full for everyone else
+  p->free(got.back());                      // pays one back ...
+  EXPECT_EQ(p->alloc(256), 0u);             // ... to the reserve, not to alloc
+  EXPECT_EQ(p->alloc_for_remove(256), got.back());
+  lent.push_back(got.back());
+  got.pop_back();
+  // A class whose reserve never filled (a full pool) has nothing to wait for.
+  p->keep_for_removes(64, 2);
+  EXPECT_EQ(p->alloc_for_remove(64), 0u);
+  EXPECT_FALSE(p->wait_for_reserve());
+  for (auto off : lent) p->free(off);  // pay back, then plain frees
   for (auto off : got) p->free(off);
+  EXPECT_EQ(p->usage().used_blocks, 0u);
+}
+
+TEST(Heap, RemoveReserveAcrossTracingAndCleanClose) {
+  temp_pool tp("reserve");
+  std::vector<uint64_t> live;
+  {
+    auto p = file_pool(tp.path(), 4 << 20);
+    p->keep_for_removes(64, 8);
+    for (int i = 0; i < 100; ++i) live.push_back(p->alloc(64));
+    p->abandon();
+  }
+  {
+    auto p = file_pool(tp.path(), 4 << 20);
+    p->keep_for_removes(64, 8);  // as an index does before its recovery
+    uint64_t n = p->rebuild_heap([&](pm::pool::trace_sink& s) {
+      for (auto off : live) s.add(off, 64);
+    });
+    EXPECT_EQ(n, live.size());
+    EXPECT_EQ(p->usage().used_blocks, live.size());  // traced == used: no leak, reserve apart
+    std::set<uint64_t> seen(live.begin(), live.end());
+    for (uint64_t off; (off = p->alloc(64));) ASSERT_TRUE(seen.insert(off).second);
+    for (int i = 0; i < 8; ++i) {  // taken again after the rebuild
+      uint64_t off = p->alloc_for_remove(64);
+      ASSERT_NE(off, 0u);
+      ASSERT_TRUE(seen.insert(off).second);
+    }
+    EXPECT_EQ(p->alloc_for_remove(64), 0u);
+    for (auto off : seen)
+      if (std::find(live.begin(), live.end(), off) == live.end()) p->free(off);
+    p->close();  // releases the reserve: free in the saved state
+  }
+  auto p = file_pool(tp.path(), 4 << 20);
+  ASSERT_TRUE(p->was_clean());
+  EXPECT_EQ(p->usage().used_blocks, live.size());
+  EXPECT_EQ(p->header().used_at_close, live.size() * 64);
 }
 
 // Two threads allocate, fill, and free random sizes; no two live blocks may

@@ -7,8 +7,12 @@
 // (load). After a crash the state is rebuilt by tracing: the index reports
 // every block it can reach, and everything else is free (rebuild_*), so a
 // block allocated but never linked is reclaimed and nothing leaks.
+//
+// A small per-class reserve (set_reserve) is kept back from alloc for
+// operations that free space, so that they succeed on a full pool.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -34,7 +38,7 @@ struct thread_cache {
 };
 
 struct heap_usage {
-  uint64_t used_bytes = 0;      // bytes in blocks handed out (class-rounded)
+  uint64_t used_bytes = 0;      // bytes in blocks handed out (class-rounded; not the reserve's)
   uint64_t used_blocks = 0;
   uint64_t reserved_bytes = 0;  // bytes in chunks taken from the free space
   uint64_t capacity_bytes = 0;  // bytes the heap can ever hand out
@@ -49,12 +53,30 @@ class heap {
 
   // Fast path: a free block of `n` bytes, or 0 if the pool is full.
   uint64_t alloc(thread_cache& tc, size_t n);
-  // One block that may come from the reserve: the last chunk(s) the heap
-  // keeps back from `alloc`, so that an operation which frees space (a
-  // copy-on-write remove) still succeeds on a full pool. Slow path (locks).
-  uint64_t alloc_reserve(size_t n);
   // Immediate free; callers that may race with readers use epochs first.
+  // A free of a class whose remove reserve is short pays it back first.
   void free(thread_cache& tc, uint64_t off);
+
+  // --- the remove reserve
+  // Blocks kept back from alloc() for operations that free space (a
+  // copy-on-write remove), so that they succeed on a full pool; inserts
+  // report pool_full that much earlier. Per size class (small blocks only):
+  // set_reserve keeps `count` blocks of n's class; take_reserved lends one;
+  // the next free() of that class pays it back -- the block the borrower
+  // replaced, once it is reclaimed, so a remove that takes a block of the
+  // class it gives back never drains it for good. DRAM state only: to the
+  // pool a reserved block is free space (tracing does not reach it, and a
+  // clean close releases it first), so nothing about it is persisted.
+  void set_reserve(size_t n, uint32_t count);
+  // A reserved block of n's class, or 0 if none is left.
+  uint64_t take_reserved(size_t n);
+  // Whether waiting can refill n's reserve: blocks of its class are lent
+  // and not yet paid back, or some are back already.
+  bool reserve_expected(size_t n) const;
+  // Whether blocks of some class are lent and not yet paid back.
+  bool reserve_owed() const noexcept { return owed_total_.load(std::memory_order_relaxed) != 0; }
+  // Clean close: reserved blocks become free space again (before save).
+  void release_reserve();
   // Returns every cached block to the shared state (thread exit, close).
   void drain(thread_cache& tc);
 
@@ -78,13 +100,19 @@ class heap {
   bool is_allocated(uint64_t off) const;
 
  private:
-  uint64_t alloc_large(size_t n, bool reserve_ok = false);
-  int64_t new_small_chunk(unsigned cls, bool reserve_ok);
+  uint64_t alloc_large(size_t n);
+  int64_t new_small_chunk(unsigned cls);
   void free_large(uint64_t off);
   void refill(thread_cache::bin& b, unsigned cls);
   void release(unsigned cls, const uint64_t* offs, uint32_t n);
-  // First fit; -1 if none, or if taking it would eat into the reserve.
-  int64_t take_run(uint64_t n, bool reserve_ok = false);
+  void release_locked(unsigned cls, const uint64_t* offs, uint32_t n);
+  uint64_t take_block_locked(unsigned cls);  // one block of cls from the chunks, or 0
+  bool repay(unsigned cls, uint64_t off);    // into cls's reserve if it is short
+  void fill_reserve_locked(unsigned cls);
+  void refill_reserves_locked();
+  void note_reserve_locked(unsigned cls);    // updates reserve_short_ and owed_total_
+  // First fit; -1 if none.
+  int64_t take_run(uint64_t n);
   void give_run(uint64_t first, uint64_t n);  // coalesces
   void list_push(unsigned cls, uint64_t c);
   void list_remove(unsigned cls, uint64_t c);
@@ -109,7 +137,14 @@ class heap {
   int64_t partial_[k_nclasses];
   std::map<uint64_t, uint64_t> runs_;  // free chunk runs: first -> count
   uint64_t free_chunks_ = 0;           // sum of runs_
-  uint64_t reserve_chunks_ = 0;        // kept back from alloc (see alloc_reserve)
+  struct reserve {
+    uint32_t want = 0;  // blocks to keep
+    uint32_t owed = 0;  // lent and not yet paid back
+    std::vector<uint64_t> held;
+  };
+  reserve reserve_[k_nclasses];                      // under mu_
+  std::atomic<uint8_t> reserve_short_[k_nclasses]{};  // held < want (read by free)
+  std::atomic<uint32_t> owed_total_{0};              // sum of owed
 };
 
 }  // namespace pmindex::alloc

@@ -142,10 +142,6 @@ class pool {
   }
   // Like alloc but throws error(pool_full).
   uint64_t alloc_or_throw(size_t n);
-  // For operations that free space (a copy-on-write remove): may take the
-  // small reserve `alloc` keeps back, so a full pool can still shrink.
-  // Throws error(pool_full) if even the reserve is gone.
-  uint64_t alloc_reserve_or_throw(size_t n);
   // Immediate free: only for blocks no other thread can reach.
   void free(uint64_t off) {
     ++t_counters.frees;
@@ -155,8 +151,29 @@ class pool {
   // hold a reference has left its epoch. The unlink must already be durable.
   void retire(uint64_t off) {
     auto& l = local();
+    // While blocks are lent from the remove reserve, the blocks that pay
+    // them back may sit here: any thread's collect() may reclaim them, so
+    // a remover waiting for the reserve never waits for an idle thread.
+    if (heap_->reserve_owed()) [[unlikely]] return epochs_->retire_shared(l.slot, off);
     epochs_->retire(l.slot, off);
   }
+
+  // --- the remove reserve (alloc::heap::set_reserve): what lets an index
+  // whose removes copy (copy-on-write) remove from a full pool. Its blocks
+  // are DRAM-side bookkeeping over free space: no persistence protocol
+  // changes, and recovery retakes them after tracing.
+  // Keeps `count` blocks of n bytes' size class back from alloc().
+  void keep_for_removes(size_t n, uint32_t count) { heap_->set_reserve(n, count); }
+  // For an operation that frees space: alloc(n), else a block of the
+  // reserve, which the next free of its class pays back (take a block of
+  // the class of the block the operation will retire). 0 if none is left.
+  uint64_t alloc_for_remove(size_t n);
+  // Call unpinned after alloc_for_remove returned 0 on this thread:
+  // reclaims what it may (retired blocks pay the reserve back) and returns
+  // whether a retry may find a block (blocks of that class are lent, so
+  // they will come back); false: the pool is full and that reserve was
+  // never filled (a pool filled before it had one).
+  bool wait_for_reserve();
   size_t block_size(uint64_t off) const { return heap_->block_size(off); }
   bool is_allocated(uint64_t off) const { return heap_->is_allocated(off); }
 
@@ -248,6 +265,7 @@ class pool {
   static inline constinit thread_local tls_table t_tls{};
   friend struct tls_cleanup;
   static inline constinit thread_local uint64_t t_unfenced_lines = 0;
+  static inline constinit thread_local size_t t_reserve_wanted = 0;  // alloc_for_remove's last miss
   friend struct pool_registry;
 
   char* base_ = nullptr;

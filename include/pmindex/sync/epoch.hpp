@@ -37,6 +37,9 @@ class epoch_manager {
   }
 
   void retire(uint32_t s, uint64_t item);
+  // Like retire, but into the shared list that every slot's collect()
+  // reclaims (slow: takes the mutex), not into slot s's limbo.
+  void retire_shared(uint32_t s, uint64_t item);
   // Tries to advance the epoch and reclaims this slot's expired blocks.
   void collect(uint32_t s);
   // Reclaims everything; only when no thread is pinned (close, tests).

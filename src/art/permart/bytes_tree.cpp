@@ -10,6 +10,7 @@ bytes_tree::bytes_tree(pm::pool& p, open_kind k, const index_config& cfg, bool l
   open_root(k, k_bytes_root_magic, "permart");
   if (k == open_kind::dirty) recover_slot(&root_->slot, -1);
   finish_open(k);
+  keep_remove_reserve<bytes_leaves>();
 }
 
 // A pair read from a pool after a crash: lengths within the limits, its

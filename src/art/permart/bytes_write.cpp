@@ -93,7 +93,7 @@ int bytes_tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, c
   if (leaf_logged(lh) && !decide()) return 0;
   const int ret = o == op::upsert && found ? 0 : 1;  // upsert: true iff inserted
   const bool del = o == op::remove;
-  fresh_blocks fb(p_, del);
+  fresh_blocks fb(p_);
   // The pair the write puts in (a removal names the pair it takes out).
   bpair kv = found ? cur[i] : new_pair(fb, key, value);
   if (found && !del) set_value(fb, kv, value);
@@ -114,8 +114,10 @@ int bytes_tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, c
     }
   }
   unsigned n = apply_entry(cur, cnt, i, found, kv, del);
-  uint64_t neu = n == 0  ? new_link(fb)
-                 : del    ? removal_leaf<bytes_leaves>(fb, cur, n)
+  // A remove allocates nothing else, so it is never refused for lack of
+  // room (see removal_leaf, new_link).
+  uint64_t neu = n == 0  ? new_link(fb, bleaf_block_size(lh))
+                 : del    ? removal_leaf<bytes_leaves>(fb, cur, n, lh)
                  : n <= k_bbig_leaf ? new_leaf(fb, cur, n)
                                     : split(fb, cur, n);
   replace(slot, raw, neu, true);

@@ -13,12 +13,13 @@ void core::open_root(open_kind k, uint64_t magic, const char* name) {
       r.h.kind = uint8_t(kind::root);
       r.run = 1;
     });
-    refill_spare();
     return;
   }
   root_ = common::attach_root<root>(p_, magic, name);
   if (k == open_kind::dirty) {
     root_->h.lock = 0;
+    // A spare link of an older version (the remove reserve replaced it):
+    // never used now, still traced, so it stays owned and allocated.
     uint64_t sp = root_->spare;
     if (sp && !p_.valid_block(sp, k_link_size))
       throw error(errc::corrupt, std::string(name) + ": bad spare link in the root");
@@ -67,35 +68,12 @@ uint64_t core::build_inner(fresh_blocks& fb, header h, const entry* e, unsigned 
   return off;
 }
 
-uint64_t core::new_link(fresh_blocks& fb) {
-  // Volatile by nature: recovery resets a link without reading it, so its
+uint64_t core::new_link(fresh_blocks& fb, uint64_t gives_back) {
+  // Volatile by nature: recovery resets a link without reading it (and
+  // nulls it before tracing, so a link of any block size is fine), so its
   // contents are never flushed.
-  if (uint64_t off = fb.try_alloc(k_link_size, false)) return off | k_link;
-  // Pool full: take the root's spare (the caller holds a lock, but two
-  // removers may hold different ones: claim it atomically). Its slot in the
-  // root is cleared durably first, so no crash leaves it referenced twice.
-  // Then a remove's reserve.
-  uint64_t spare = __atomic_exchange_n(&root_->spare, 0, __ATOMIC_ACQ_REL);
-  if (spare) {
-    p_.persist(&root_->spare, 8);
-    return spare | k_link;
-  }
-  if (uint64_t off = fb.try_alloc(k_link_size, true)) return off | k_link;
-  throw error(errc::pool_full, "pool " + p_.path() + " is full (no block for a version link)");
-}
-
-void core::refill_spare() {
-  if (load_acq(&root_->spare)) return;
-  uint64_t off = p_.alloc(k_link_size);
-  if (!off) return;
-  uint64_t zero = 0;
-  if (!__atomic_compare_exchange_n(&root_->spare, &zero, off, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-    p_.free(off);  // another thread refilled it; nobody saw ours
-    return;
-  }
-  // Unfenced: a crash before it is durable leaves the block unreachable,
-  // and tracing reclaims it.
-  p_.flush(&root_->spare, 8);
+  if (uint64_t off = fb.try_alloc(k_link_size)) return off | k_link;
+  return fb.alloc_for_remove(gives_back) | k_link;
 }
 
 // Commits a write: `new_raw` (a built, flushed node, or a link) replaces

@@ -34,40 +34,41 @@ struct entry {
 };
 
 // Blocks allocated for one write: freed again unless the write commits
-// (a full pool then fails the operation and changes nothing). A remove may
-// dip into the pool's reserve: it gives back more than it takes.
+// (a full pool then fails the operation and changes nothing).
 class fresh_blocks {
  public:
-  explicit fresh_blocks(pm::pool& p, bool frees_space = false) : p_(p), reserve_(frees_space) {}
+  explicit fresh_blocks(pm::pool& p) : p_(p) {}
   ~fresh_blocks() {
     for (unsigned i = 0; i < n_; ++i) p_.free(offs_[i]);
   }
-  uint64_t alloc(size_t size) {
-    uint64_t o = reserve_ ? p_.alloc_reserve_or_throw(size) : p_.alloc_or_throw(size);
-    offs_[n_++] = o;
-    return o;
+  uint64_t alloc(size_t size) { return keep(p_.alloc_or_throw(size)); }
+  uint64_t try_alloc(size_t size) { return keep(p_.alloc(size)); }  // 0: the pool is full
+  // A remove's block: from the free space, else from the pool's remove
+  // reserve; throws pool_full when that is empty too (write_retry waits).
+  uint64_t alloc_for_remove(size_t size) {
+    if (uint64_t o = p_.alloc_for_remove(size)) return keep(o);
+    throw error(errc::pool_full, "pool " + p_.path() + " is full (no block for a remove)");
   }
-  // 0 if the pool is full (with reserve_ok, a remove's: and its reserve).
-  uint64_t try_alloc(size_t size, bool reserve_ok) {
-    uint64_t o = p_.alloc(size);
-    if (!o && reserve_ok && reserve_) try {
-        o = p_.alloc_reserve_or_throw(size);
-      } catch (const error&) {
-      }
-    if (o) offs_[n_++] = o;
-    return o;
-  }
-  // Whether alloc() may take the reserve; returns the previous setting.
-  bool use_reserve(bool r) { return std::exchange(reserve_, r); }
   void commit() { n_ = 0; }
   bool any() const { return n_ != 0; }
 
  private:
+  uint64_t keep(uint64_t o) {
+    if (o) offs_[n_++] = o;
+    return o;
+  }
   pm::pool& p_;
-  bool reserve_;
   uint64_t offs_[24];  // a split: up to 17 leaves and a node; bytes: + a key and a value block
   unsigned n_ = 0;
 };
+
+// Removes on a full pool: each takes from the pool's remove reserve one
+// block of the class of the leaf it replaces (a copy of that leaf's shape,
+// or a version link of that size), and retires that leaf, which pays the
+// block back once reclaimed. So the reserve needs one class per leaf shape
+// and only as many blocks as removes run between two grace periods; a
+// remove that finds it empty waits (unpinned) for one (write_retry).
+inline constexpr uint32_t k_remove_reserve = 16;  // blocks per leaf class
 
 // The size of an inner kind's struct (0 for other kinds).
 inline uint64_t inner_kind_size(uint8_t k) {
@@ -118,9 +119,14 @@ class core {
 
   // --- writes
   // Runs try_write() (-1: restart, else the result) pinned; on a full pool
-  // reclaims this thread's retired blocks once and tries again.
+  // reclaims this thread's retired blocks once and tries again; a remove
+  // waits for the remove reserve instead (it cannot fail for lack of room).
   template <class F>
   bool write_retry(bool remove, F&& try_write);
+  // Sets the pool's remove reserve aside: k_remove_reserve blocks of each
+  // leaf shape of layout L (small, big, log leaf with 2-Log).
+  template <class L>
+  void keep_remove_reserve();
   // Under the parent's lock, if `slot` still holds `raw`: build(fb) makes
   // the new value, which replaces `raw`. Returns 1, or -1 to restart.
   template <class Build>
@@ -134,20 +140,33 @@ class core {
   int grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& leaf, Build&& build);
   // A new leaf of layout L (leaf.hpp, bytes_node.hpp) holding kv[0, n),
   // flushed (the publisher fences): small or big, a log leaf when 2-Log.
-  // `pressed`: a plain big leaf whatever n (see removal_leaf).
   template <class L>
-  uint64_t new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n, bool pressed = false);
-  // A remove's copy of a leaf (n >= 1 pairs): of its own size while the
-  // pool has room; else a plain big leaf, from the reserve if need be. All
-  // removes on a full pool then take blocks of one size, which the leaves
-  // they replace give back (the reserve is one chunk: one size class).
+  uint64_t new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n);
+  // A remove's copy of leaf `old` without one pair (kv[0, n), n >= 1): of
+  // the size n needs while the pool has room; else of old's own shape
+  // (capacity, log entries), whatever n, from the remove reserve.
   template <class L>
-  uint64_t removal_leaf(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n);
+  uint64_t removal_leaf(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n, const header* old);
+  // The leaf shape that fits n pairs, its block size, and a leaf of a
+  // shape written at `off` (flushed, not fenced).
+  template <class L>
+  void shape_for(unsigned n, unsigned& cap, bool& logged) const {
+    cap = n <= L::k_small ? L::k_small : L::k_big;
+    logged = log_ && cap == L::k_big;
+  }
+  template <class L>
+  static uint64_t leaf_bytes(unsigned cap, bool logged) {
+    return logged ? sizeof(typename L::log_leaf_t) : L::size(cap);
+  }
+  template <class L>
+  uint64_t write_leaf_at(uint64_t off, const typename L::pair_t* kv, unsigned n, unsigned cap, bool logged);
   // A new inner node of the smallest kind for n children, with header h
   // (depth, prefix) and `extra` bytes after the kind's struct, not flushed.
   uint64_t build_inner(fresh_blocks& fb, header h, const entry* e, unsigned n, uint64_t extra);
-  uint64_t new_link(fresh_blocks& fb);
-  void refill_spare();
+  // A version link standing for null, for a remove that replaces a block
+  // of `gives_back` bytes (its leaf): 16 bytes while the pool has room,
+  // else a reserve block of that leaf's class.
+  uint64_t new_link(fresh_blocks& fb, uint64_t gives_back);
   void replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool retire_old);
 
   // --- 2-Log (E: a log entry type with `stamp` and `meta`)
@@ -173,7 +192,8 @@ class core {
   template <class E>
   void recover_log(E (&log)[2]);
   // Every block reachable from the root for tracing: the root and its
-  // spare link, each node (size(h) bytes), version links, and what
+  // spare link (older versions), each node (size(h) bytes), version links
+  // (none after recovery: it nulls them), and what
   // leaf(h) adds; slots(h, f) calls f(slot) for each slot of an inner node.
   template <class Size, class Slots, class Leaf>
   void trace_tree(pm::pool::trace_sink& sink, Size&& size, Slots&& slots, Leaf&& leaf);
@@ -270,7 +290,6 @@ inline uint64_t* core::find_child(header* n, unsigned b) {
 
 template <class F>
 bool core::write_retry(bool remove, F&& try_write) {
-  if (remove && !load_acq(&root_->spare)) [[unlikely]] refill_spare();
   for (int attempt = 0;; ++attempt) {
     try {
       auto g = p_.pin();  // every block seen stays allocated (no ABA on slots)
@@ -279,12 +298,27 @@ bool core::write_retry(bool remove, F&& try_write) {
         if (r >= 0) return r;
       }
     } catch (const error& e) {
-      // Copy-on-write needs a block even to remove: on a full pool, first
-      // give back the blocks this thread retired (grace periods permitting).
-      if (e.code() != errc::pool_full || attempt == 1) throw;
+      if (e.code() != errc::pool_full) throw;
+      // Copy-on-write needs a block even to remove. A remove found the
+      // reserve empty: the blocks it lent come back as the leaves their
+      // borrowers replaced are reclaimed, which needs this thread unpinned.
+      if (remove) {
+        if (p_.wait_for_reserve()) continue;
+        throw;
+      }
+      // An insert: first give back the blocks this thread retired (grace
+      // periods permitting).
+      if (attempt == 1) throw;
       for (int i = 0; i < 3; ++i) p_.collect();
     }
   }
+}
+
+template <class L>
+void core::keep_remove_reserve() {
+  p_.keep_for_removes(L::size(L::k_small), k_remove_reserve);
+  p_.keep_for_removes(L::size(L::k_big), k_remove_reserve);
+  if (log_) p_.keep_for_removes(sizeof(typename L::log_leaf_t), k_remove_reserve);
 }
 
 template <class Build>
@@ -335,14 +369,18 @@ int core::grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& 
 }
 
 template <class L>
-uint64_t core::new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n, bool pressed) {
-  using log_leaf_t = typename L::log_leaf_t;
-  unsigned cap = n <= L::k_small && !pressed ? L::k_small : L::k_big;
-  bool logged = log_ && cap == L::k_big && !pressed;
-  uint64_t size = logged ? sizeof(log_leaf_t) : L::size(cap);
-  uint64_t off = fb.alloc(size);
+uint64_t core::new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n) {
+  unsigned cap;
+  bool logged;
+  shape_for<L>(n, cap, logged);
+  return write_leaf_at<L>(fb.alloc(leaf_bytes<L>(cap, logged)), kv, n, cap, logged);
+}
+
+template <class L>
+uint64_t core::write_leaf_at(uint64_t off, const typename L::pair_t* kv, unsigned n, unsigned cap, bool logged) {
+  const uint64_t size = leaf_bytes<L>(cap, logged);
   auto* h = p_.ptr<header>(off);
-  std::memset(static_cast<void*>(h), 0, logged ? offsetof(log_leaf_t, kv) : sizeof(header));
+  std::memset(static_cast<void*>(h), 0, logged ? offsetof(typename L::log_leaf_t, kv) : sizeof(header));
   h->kind = uint8_t(kind::leaf);
   h->count = uint8_t(n);
   h->cap = uint8_t(cap);
@@ -354,17 +392,16 @@ uint64_t core::new_leaf_of(fresh_blocks& fb, const typename L::pair_t* kv, unsig
 }
 
 template <class L>
-uint64_t core::removal_leaf(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n) {
-  bool reserve = fb.use_reserve(false);
-  try {
-    uint64_t off = new_leaf_of<L>(fb, kv, n);
-    fb.use_reserve(reserve);
-    return off;
-  } catch (const error& e) {
-    fb.use_reserve(reserve);
-    if (e.code() != errc::pool_full) throw;
-  }
-  return new_leaf_of<L>(fb, kv, n, true);
+uint64_t core::removal_leaf(fresh_blocks& fb, const typename L::pair_t* kv, unsigned n, const header* old) {
+  unsigned cap;
+  bool logged;
+  shape_for<L>(n, cap, logged);
+  if (uint64_t off = fb.try_alloc(leaf_bytes<L>(cap, logged))) return write_leaf_at<L>(off, kv, n, cap, logged);
+  // A full pool: old's shape holds n (fewer pairs than its view), and its
+  // block pays the reserve back once reclaimed.
+  cap = old->cap;
+  logged = leaf_logged(old);
+  return write_leaf_at<L>(fb.alloc_for_remove(leaf_bytes<L>(cap, logged)), kv, n, cap, logged);
 }
 
 template <class L, class Apply>
@@ -431,11 +468,10 @@ check_result core::check_root(uint64_t magic, Walk&& walk) {
 
 template <class L>
 std::string core::check_leaf_shape(header* h) const {
-  // The smallest capacity that fits, or a plain big leaf (removal_leaf).
-  const unsigned cap_for = h->count <= L::k_small ? L::k_small : L::k_big;
-  const bool pressed = h->cap == L::k_big && !leaf_logged(h);
-  if (!leaf_sane<L>(h) || (cap_for != h->cap && !pressed) || (leaf_logged(h) && !log_))
-    return "bad leaf count/capacity";
+  // A small leaf holds at most k_small pairs; a big one (log leaf or not)
+  // holds any count: a remove on a full pool keeps the replaced leaf's
+  // shape (removal_leaf).
+  if (!leaf_sane<L>(h) || (leaf_logged(h) && !log_)) return "bad leaf count/capacity";
   if (!leaf_logged(h)) return {};
   auto& log = reinterpret_cast<typename L::log_leaf_t*>(h)->log;
   for (unsigned j = 0; j < 2; ++j) {

@@ -54,8 +54,8 @@ struct root {
   uint64_t magic;      // 32
   uint64_t run;        // 40  bumped (and persisted) at every open
   uint64_t slot;       // 48  committed by one 8-byte store
-  uint64_t spare;      // 56  a spare version link (or 0): lets a remove to
-                       //     empty succeed on a full pool
+  uint64_t spare;      // 56  0; older versions kept a spare version link here
+                       //     (still traced; removes now use the pool's reserve)
 };
 // clang-format on
 static_assert(sizeof(root) == 64);

@@ -68,11 +68,26 @@
 // below theirs. A logged removal names its key's block, so blocks a log
 // entry supersedes are retired at reconciliation, not at the append.
 //
-// Caveats: removes copy too, so they need a block: a remove takes it from
-// the pool's reserve (one chunk `alloc` keeps back) when the pool is
-// otherwise full, after reclaiming this thread's retired blocks, and the
-// root keeps one spare version link for a remove to empty. Recovery turns
-// every version link into a null slot; tracing frees it. keys=bytes: deep
+// Full pools: removes copy too (a leaf without the pair, or a version link
+// when the leaf empties), so they need a block, yet a remove must never be
+// refused. The pool keeps a small remove reserve (pm::pool::
+// keep_for_removes: 16 blocks per leaf shape, which inserts cannot take,
+// so they report pool_full that much earlier). On a full pool a remove
+// takes from it a block of the class of the leaf it replaces (a copy of
+// that leaf's shape, or a link of that size), and the leaf it retires pays
+// the block back once reclaimed; a remove that finds it empty waits,
+// unpinned, for that (write_retry). The reserve is DRAM bookkeeping over
+// free space: the commit protocol, flushes and fences are those of any
+// remove, and recovery takes the reserve again after tracing. Not yet
+// met: space freed by removes is not always reusable. A slot emptied by
+// removes keeps its version link until an insert reuses the slot, and on
+// a full pool that link is a leaf-sized block; spread over every chunk,
+// such links keep any chunk from coming free for another size class, so
+// a 16 MiB pool filled, emptied by removes and refilled took 0-95% of the
+// first fill (tests/unit/full_pool_refill_test.cpp; 2-Log keys=bytes:
+// 90-98%). The cure, links turned back into null slots once no snapshot
+// can need them (a grace period after their stamp), is not written. Recovery
+// turns every version link into a null slot; tracing frees it. keys=bytes: deep
 // key chains make deep trees (one node per distinct prefix length), and a
 // byte inner node repeats its whole prefix.
 #pragma once

@@ -13,6 +13,7 @@ tree::tree(pm::pool& p, open_kind k, const index_config& cfg, bool log) : u64_in
   open_root(k, k_root_magic, "permart");
   if (k == open_kind::dirty) recover_slot(&root_->slot, -1);
   finish_open(k);
+  keep_remove_reserve<u64_leaves>();
 }
 
 // After a crash: makes every reachable slot a plain durable pointer and every

@@ -94,14 +94,15 @@ int tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, uint64_
       return ret;
     }
   }
-  fresh_blocks fb(p_, o == op::remove);
+  fresh_blocks fb(p_);
   uint64_t neu;
   if (o == op::remove) {
+    // Never refused for lack of room (see removal_leaf, new_link).
     if (cnt == 1) {
-      neu = new_link(fb);  // the slot becomes null, with its own version
+      neu = new_link(fb, leaf_block_size(lh));  // the slot becomes null, with its own version
     } else {
       std::copy(cur + i + 1, cur + cnt, cur + i);
-      neu = removal_leaf<u64_leaves>(fb, cur, cnt - 1);
+      neu = removal_leaf<u64_leaves>(fb, cur, cnt - 1, lh);
     }
   } else if (found) {
     cur[i].value = value;

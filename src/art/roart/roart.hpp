@@ -24,7 +24,9 @@
 //   insert at an end-of-key word: L + 1, 2;
 //   update (out of place): a new leaf, fence, the slot swung, flush, fence:
 //     L + 1, 2; the old leaf retired (epochs) after the swing is durable;
-//   remove: the slot (or end-of-key word) zeroed, flush, fence: 1, 1;
+//   remove: the slot (or end-of-key word) zeroed, flush, fence: 1, 1; the
+//     last record of a leaf array: its parent's word zeroed instead (the
+//     array leaves the tree with it and is retired): 1, 1;
 //   full leaf array: split by the first byte position where its keys differ:
 //     one new leaf array per distinct byte (+ the end-of-key record) and one
 //     new inner node, all flushed, one fence, then ONE 8-byte swing of the
@@ -36,7 +38,9 @@
 //     still verifies every node's level against its position;
 //   node growth (N4 -> N16 -> N48 -> N256) and prefix splits build the new
 //     node (and leaf array) aside, fence, and swing the parent's word.
-// Nodes never shrink: a leaf array emptied by removes stays.
+// Inner nodes never shrink; a leaf array emptied by removes is unlinked and
+// freed (so a pool emptied by removes takes new keys again: a refill holds
+// what the first fill held, tests/unit/full_pool_refill_test.cpp).
 //
 // Volatile fields and instant recovery: the root holds a persistent
 // generation number, bumped (one flush, one fence) at every open. Each node's
@@ -280,6 +284,7 @@ class tree final : public bytes_index {
   void split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos);
   void grow(pending& pb, uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos, uint64_t c);
   void swing(uint64_t* word, uint64_t v);  // fence (new blocks durable), store, flush, fence
+  void unlink_array(inner* pnode, uint64_t* parent, uint64_t w);
 
   // --- verification (verify.cpp)
   std::string check_node(uint64_t w, unsigned pos, std::string& path, uint64_t& n);

@@ -143,6 +143,7 @@ int tree::try_put(std::string_view key, std::string_view value, int mode) {
   pending pb(p_);
   uint64_t* parent = &root_->root;
   uint64_t* plock = &root_lock_;  // the lock word of the node holding *parent
+  inner* pnode = nullptr;         // that node (null: the root)
   uint64_t pv = read_version(plock, nullptr, nullptr);
   uint64_t w = load_acq(parent);
   if (!validate(plock, pv)) return -1;
@@ -182,6 +183,18 @@ int tree::try_put(std::string_view key, std::string_view value, int mode) {
         uint64_t leaf = mode == k_remove ? 0 : new_leaf(pb, key, value) | uint64_t(fp) << 48;
         if (!upgrade(&a->lock, v)) return -1;
         uint64_t old = a->slot[at];
+        if (!leaf && a->bitmap == uint64_t{1} << at) {
+          // The array's last record: the array goes with it (one 8-byte
+          // store of its parent's word, as costly as zeroing the slot), so
+          // a pool emptied by removes gets its arrays back for new keys.
+          if (!try_upgrade_parent(plock, pv, &a->lock)) return -1;
+          unlink_array(pnode, parent, w);
+          write_unlock(plock);
+          write_obsolete(&a->lock);
+          p_.retire(off_of(old));  // the store is durable; lookups may still read both
+          p_.retire(off_of(w));
+          return 1;
+        }
         if (leaf)
           swing(&a->slot[at], leaf);
         else
@@ -275,6 +288,7 @@ int tree::try_put(std::string_view key, std::string_view value, int mode) {
     if (cw) {
       parent = c;
       plock = &n->lock;
+      pnode = n;
       pv = v;
       w = cw;
       pos = lv + 1;
@@ -322,6 +336,17 @@ int tree::try_put(std::string_view key, std::string_view value, int mode) {
 }
 
 // ---------------------------------------------------------------- structure
+
+// Leaf array w, named by *parent (a child word of pnode, or the root word),
+// and its one remaining record leave the tree: the word is zeroed durably
+// (both locks held), which removes that record. A crash before the store
+// leaves the record in, after it both blocks are unreachable and tracing
+// frees them. An N48 drops the byte from its (volatile) index; the child
+// slot is free for the next new child.
+void tree::unlink_array(inner* pnode, uint64_t* parent, uint64_t w) {
+  p_.store_persist(parent, 0);
+  if (pnode && static_cast<kind>(pnode->kind) == kind::n48) n48_index(pnode)[byte_of(w)] = 0;
+}
 
 // Node w (found at pos) is full: a node of the next kind with its children
 // and child word c replaces it in *parent.
