@@ -145,7 +145,7 @@ TEST(CrashBytes, BadConfigurationsAreTypedErrors) {
   c.params = "keys=u64";
   EXPECT_EQ(run_error(c), errc::usage);  // byte keys need keys=bytes
 
-  c = dataset_config("u64-bytes", (1 << 20) + 1);
+  c = dataset_config("u64-bytes", find_index("canary")->max_value + 1);
   EXPECT_EQ(run_error(c), errc::value_too_long);
 
   c = nasty_config(8);
