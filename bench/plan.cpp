@@ -29,9 +29,10 @@ std::vector<std::string> select_indexes(const std::string& list) {
 fit fit_to_index(run_config& cfg, bool mode_given) {
   auto e = find_index(cfg.index);
   if (!e) return {"not registered"};
-  if (!e->supports(cfg.base.mode)) {
+  const pm::mode m = cfg.base.mode.value_or(pm::mode::persist);
+  if (!e->supports(m)) {
     if (!mode_given && e->supports(pm::mode::dram)) cfg.base.mode = pm::mode::dram;  // volatile baselines
-    else return {"no mode " + std::string(pm::to_string(cfg.base.mode)), true};
+    else return {"no mode " + std::string(pm::to_string(m)), true};
   }
   if (!cfg.byte_path()) return {};
   if (!e->supports(key_kind::bytes)) return {"takes no byte keys (keys=bytes)"};

@@ -38,7 +38,8 @@ json::value to_json(const run_result& r) {
   j.set("index", r.label);
   if (!c.plugin.empty()) j.set("plugin", c.plugin);
   j.set("workload", c.w.name);
-  j.set("mode", c.plugin.empty() ? std::string(pm::to_string(c.base.mode)) : std::string("plugin"));
+  j.set("mode", c.plugin.empty() ? std::string(pm::to_string(c.base.mode.value_or(pm::mode::persist)))
+                                 : std::string("plugin"));
   j.set("parallel", std::string(to_string(c.parallel)));
   j.set("threads", c.threads);
   j.set("dataset", c.dataset);
@@ -178,11 +179,14 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
       std::snprintf(bpr, sizeof bpr, "%.1f",
                     static_cast<double>(r.space.pm_bytes_used + r.space.dram_bytes) / static_cast<double>(r.space.records));
     std::string label = r.label;
-    std::fprintf(f, "%-*s %-8s %-*s %7.2f %8.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7.2f %7.2f %7.2f %8s %6s\n",
-                 lw, label.c_str(), r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode)).c_str() : "-", ww, r.cfg.w.name.c_str(),
-                 r.load_seconds, r.mops, h.percentile(0.5), h.percentile(0.99),
-                 h.percentile(0.999), per(r.all.flushes, r.all.done), per(r.all.fences, r.all.done),
-                 per(r.all.allocs, r.all.done), bpr, r.failed ? "FAIL" : (r.counted ? "ok" : "-"));
+    std::fprintf(
+        f, "%-*s %-8s %-*s %7.2f %8.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7.2f %7.2f %7.2f %8s %6s\n",
+        lw, label.c_str(),
+        r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode.value_or(pm::mode::persist))).c_str()
+                             : "-",
+        ww, r.cfg.w.name.c_str(), r.load_seconds, r.mops, h.percentile(0.5), h.percentile(0.99),
+        h.percentile(0.999), per(r.all.flushes, r.all.done), per(r.all.fences, r.all.done),
+        per(r.all.allocs, r.all.done), bpr, r.failed ? "FAIL" : (r.counted ? "ok" : "-"));
   }
   for (auto& r : rs) {
     if (r.failed) std::fprintf(f, "FAILED %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(), r.failure.c_str());
@@ -190,9 +194,11 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
   }
   if (!detail) return;
   for (auto& r : rs) {
-    std::fprintf(f, "\n%s / %s  (%s, %s, %u thread%s, %s %s, %s universe)\n", r.label.c_str(), r.cfg.w.name.c_str(),
-                 std::string(pm::to_string(r.cfg.base.mode)).c_str(), std::string(to_string(r.cfg.parallel)).c_str(),
-                 r.cfg.threads, r.cfg.threads == 1 ? "" : "s", mix_string(r.cfg.w).c_str(), std::string(to_string(r.cfg.w.dist)).c_str(),
+    std::fprintf(f, "\n%s / %s  (%s, %s, %u thread%s, %s %s, %s universe)\n", r.label.c_str(),
+                 r.cfg.w.name.c_str(),
+                 std::string(pm::to_string(r.cfg.base.mode.value_or(pm::mode::persist))).c_str(),
+                 std::string(to_string(r.cfg.parallel)).c_str(), r.cfg.threads, r.cfg.threads == 1 ? "" : "s",
+                 mix_string(r.cfg.w).c_str(), std::string(to_string(r.cfg.w.dist)).c_str(),
                  std::string(to_string(r.cfg.universe)).c_str());
     std::fprintf(f, "  %-7s %11s %11s %8s %7s %7s %7s %7s %8s %8s %8s %9s %8s %8s %8s\n", "op", "ops", "succeeded",
                  "Mops/s", "min", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max ns", "flush/op", "fence/op",

@@ -338,6 +338,7 @@ void session::retrieval(std::string_view* tok, size_t ntok, bool with_cas, std::
     out.append(num, k).append(it.data).append("\r\n");
   }
   out.append("END\r\n");
+  if (buf_.capacity() > (size_t{1} << 20)) std::string().swap(buf_);  // no large buffer kept per client
 }
 
 void session::stats(std::string_view* tok, size_t ntok, std::string& out) {
@@ -349,7 +350,7 @@ void session::stats(std::string_view* tok, size_t ntok, std::string& out) {
   if (ntok == 2 && tok[1] == "settings") {
     stat(out, "maxconns", info_.max_connections);
     stat(out, "num_threads", info_.threads);
-    stat(out, "item_size_max", store_.max_item());
+    stat(out, "item_size_max", store_.max_item() + k_item_header);  // -I: the data plus the item header
     stat(out, "idle_timeout", info_.idle_timeout);
     stat(out, "index", info_.index_name);
     stat(out, "pool", info_.pool_path);
@@ -395,6 +396,7 @@ void session::stats(std::string_view* tok, size_t ntok, std::string& out) {
   stat(out, "bytes_read", get(ctr_.bytes_read));
   stat(out, "bytes_written", get(ctr_.bytes_written));
   stat(out, "threads", info_.threads);
+  stat(out, "item_size_max", store_.max_item() + k_item_header);
   stat(out, "curr_items", store_.items());
   stat(out, "expired_swept", get(ctr_.expired_swept));
   stat(out, "out_of_memory_errors", get(ctr_.out_of_memory));

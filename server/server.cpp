@@ -58,6 +58,7 @@ struct worker {
   shared_state* sh = nullptr;
   event_base* base = nullptr;
   event* notify = nullptr;
+  event* reclaim = nullptr;
   std::mutex mu;
   std::vector<evutil_socket_t> pending;
   std::unordered_set<conn*> conns;
@@ -139,6 +140,16 @@ void on_event(bufferevent* bev, short events, void* arg) {
     return;
   }
   if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) free_conn(c);
+}
+
+// Items a worker replaced or deleted wait in its epoch slot until it next
+// collects; a worker that goes quiet would keep them (large items: much of
+// the pool) from the others. Collecting a few times a second bounds that.
+void on_reclaim(evutil_socket_t, short, void* arg) {
+  try {
+    static_cast<worker*>(arg)->sh->st.idx().pool().collect();
+  } catch (const std::exception&) {
+  }
 }
 
 void on_notify(evutil_socket_t, short, void* arg) {
@@ -276,6 +287,9 @@ int run(store& st, const config& cfg, server_info info) {
     w->base = event_base_new();
     w->notify = event_new(w->base, -1, EV_PERSIST | EV_READ, on_notify, w.get());
     event_add(w->notify, nullptr);
+    w->reclaim = event_new(w->base, -1, EV_PERSIST, on_reclaim, w.get());
+    timeval every{0, 200 * 1000};
+    event_add(w->reclaim, &every);
     worker* wp = w.get();
     w->th = std::thread([wp] { event_base_loop(wp->base, EVLOOP_NO_EXIT_ON_EMPTY); });
     workers.push_back(std::move(w));
@@ -335,6 +349,7 @@ int run(store& st, const config& cfg, server_info info) {
     while (!w->conns.empty()) free_conn(*w->conns.begin());
     for (evutil_socket_t fd : w->pending) evutil_closesocket(fd);
     event_free(w->notify);
+    event_free(w->reclaim);
     event_base_free(w->base);
   }
   {

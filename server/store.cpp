@@ -105,18 +105,25 @@ bool store::get(std::string_view key, std::string& buf, item& out) {
 
 // `fresh`: the key is absent (insert) rather than present (update).
 result store::write(std::string_view key, const std::string& value, bool fresh) {
-  try {
-    if (fresh) {
-      if (idx_.insert(key, value)) items_.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      idx_.update(key, value);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      if (fresh) {
+        if (idx_.insert(key, value)) items_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        idx_.update(key, value);
+      }
+      return result::stored;
+    } catch (const error& e) {
+      if (e.code() == errc::value_too_long) return result::too_large;
+      if (e.code() != errc::pool_full) throw;
+      if (attempt == 1) return result::out_of_memory;
     }
-  } catch (const error& e) {
-    if (e.code() == errc::pool_full) return result::out_of_memory;
-    if (e.code() == errc::value_too_long) return result::too_large;
-    throw;
+    // A full pool fails a write with nothing changed. The items this thread
+    // replaced or deleted last are retired, not yet free (epochs): with large
+    // items that can be most of the pool. End their grace period (three
+    // advances, if no thread holds an older epoch) and try once more.
+    for (int i = 0; i < 3; ++i) idx_.pool().collect();
   }
-  return result::stored;
 }
 
 result store::put(store_mode m, std::string_view key, uint32_t flags, int64_t exptime, std::string_view data,
@@ -126,8 +133,10 @@ result store::put(store_mode m, std::string_view key, uint32_t flags, int64_t ex
   std::string old, value;
   item it;
   std::lock_guard g(lock_for(key));
-  bool present = idx_.lookup(key, &old);
-  bool is_live = present && decode(old, it) && live(it, now());
+  // set needs only to know whether the key is there (insert or update), so
+  // it does not copy the old item (up to -I bytes) out.
+  bool present = idx_.lookup(key, m == store_mode::set ? nullptr : &old);
+  bool is_live = m != store_mode::set && present && decode(old, it) && live(it, now());
   switch (m) {
     case store_mode::set:
       break;
@@ -217,7 +226,8 @@ bool store::run_due_flush() {
 // by scan, so batches stay small), removing each item that qualifies. A key
 // written meanwhile is re-read under its lock before it is removed.
 uint64_t store::remove_if(bool only_expired) {
-  constexpr size_t k_batch = 16;
+  // A batch copies its values out: at most 16 MiB of them, or one item.
+  const size_t k_batch = std::clamp<size_t>((size_t{16} << 20) / (max_item_ + k_item_header), 1, 16);
   record_buffer buf;
   std::string from, cur;
   uint64_t removed = 0;

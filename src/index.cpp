@@ -210,9 +210,11 @@ size_t bytes_index::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
 std::unique_ptr<index> open(const options& o) {
   auto e = find_index(o.index);
   if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
-  if (!e->supports(o.mode))
+  // An explicit mode is checked before the pool exists; a stored one by the
+  // pool, before it marks the pool in use (allowed_modes).
+  if (o.mode && !e->supports(*o.mode))
     throw error(errc::unsupported,
-                "index " + o.index + " does not support mode " + std::string(pm::to_string(o.mode)));
+                "index " + o.index + " does not support mode " + std::string(pm::to_string(*o.mode)));
   // Checked before the pool exists, so a bad parameter creates no file.
   index_config given = index_config::parse(*e, o.params);
 
@@ -220,6 +222,8 @@ std::unique_ptr<index> open(const options& o) {
   po.path = o.pool_path;
   po.size = o.pool_size;
   po.pm_mode = o.mode;
+  if (!o.mode && !e->supports(pm::mode::persist)) po.pm_mode = pm::mode::dram;  // volatile baselines
+  po.allowed_modes = e->modes;
   po.flush = o.flush;
   po.write_ns = o.pm_write_ns;
   po.open = o.open;
@@ -262,6 +266,9 @@ std::unique_ptr<index> open(const options& o) {
     r.created = kind == open_kind::created;
     r.was_clean = p->was_clean();
     r.open_seconds = p->open_seconds();
+    r.mode = p->pm_mode();
+    r.pool_mode = p->stored_mode();
+    r.note = p->mode_note();
     if (kind == open_kind::dirty) {
       r.traced_blocks = p->rebuild_heap([&](pm::pool::trace_sink& s) { idx->trace(s); });
       r.recover_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -189,10 +189,11 @@ uint64_t parse_size(const std::string& option, const std::string& text) {
     throw error(errc::usage, option + " expects a whole number, not '" + text + "'");
   uint64_t mul = 1;
   std::string suf(end);
+  // Binary units; lower case too (memcached's `-I 4m`).
   if (suf == "K" || suf == "k" || suf == "KiB") mul = 1ull << 10;
-  else if (suf == "M" || suf == "MiB") mul = 1ull << 20;
-  else if (suf == "G" || suf == "GiB") mul = 1ull << 30;
-  else if (suf == "T" || suf == "TiB") mul = 1ull << 40;
+  else if (suf == "M" || suf == "m" || suf == "MiB") mul = 1ull << 20;
+  else if (suf == "G" || suf == "g" || suf == "GiB") mul = 1ull << 30;
+  else if (suf == "T" || suf == "t" || suf == "TiB") mul = 1ull << 40;
   else if (!suf.empty()) throw error(errc::usage, option + ": unknown suffix '" + suf + "'");
   if (v > UINT64_MAX / mul) throw error(errc::usage, option + ": '" + text + "' is too large");
   return v * mul;
@@ -203,10 +204,13 @@ options index_options(args& a, pm::open_mode open) {
   o.index = a.str("index", o.index);
   o.pool_path = a.str("pool", o.pool_path);
   o.pool_size = a.u64("pool-size", o.pool_size, 1, uint64_t{1} << 50);
-  auto m = a.str("mode", "persist");
-  auto pm_mode = pm::parse_mode(m);
-  if (!pm_mode) throw error(errc::usage, "unknown --mode '" + m + "' (dram, volatile, persist, eadr, tx)");
-  o.mode = *pm_mode;
+  // No --mode: an existing pool's own (stored in it), persist for a new one.
+  auto m = a.str("mode", "");
+  if (!m.empty()) {
+    auto pm_mode = pm::parse_mode(m);
+    if (!pm_mode) throw error(errc::usage, "unknown --mode '" + m + "' (dram, volatile, persist, eadr, tx)");
+    o.mode = *pm_mode;
+  }
   auto f = a.str("flush", "auto");
   auto fk = pm::parse_flush(f);
   if (!fk) throw error(errc::usage, "unknown --flush '" + f + "' (auto, clwb, clflushopt, clflush)");

@@ -18,8 +18,7 @@ int cmd_info(args& a) {
   pm::pool_options po;
   po.path = a.str("pool", po.path);
   po.open = pm::open_mode::must_exist;
-  po.pm_mode = pm::mode::volatile_;
-  po.inspect = true;  // read the header without marking the pool in use
+  po.inspect = true;  // read the header without marking the pool in use (nor flushing)
   bool json = a.flag("json");
   a.finish();
   // Read the header without opening the pool for use (no dirty mark).
@@ -30,6 +29,10 @@ int cmd_info(args& a) {
   std::time_t ct = static_cast<std::time_t>(h.create_time);
   char when[64];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::gmtime(&ct));
+  // The mode opens use unless told otherwise, and the last open's when it
+  // differs (a dirty pool last used in volatile mode will be refused).
+  const std::string mode(pm::to_string(p->stored_mode()));
+  const std::string last(pm::to_string(static_cast<pm::mode>(h.last_mode)));
   if (json) {
     // One line, as before (scripts read it with a JSON parser).
     auto j = bench::json::value::object();
@@ -37,6 +40,8 @@ int cmd_info(args& a) {
     j.set("format_version", static_cast<uint64_t>(h.format_version));
     j.set("index", std::string(h.index_name, strnlen(h.index_name, sizeof h.index_name)));
     j.set("params", std::string(h.index_params, strnlen(h.index_params, sizeof h.index_params)));
+    j.set("mode", mode);
+    j.set("last_mode", last);
     j.set("size", static_cast<uint64_t>(h.pool_size));
     j.set("heap_bytes", static_cast<uint64_t>(h.nchunks * h.chunk_size));
     j.set("used_bytes", static_cast<uint64_t>(clean ? h.used_at_close : u.used_bytes));
@@ -45,11 +50,12 @@ int cmd_info(args& a) {
     j.set("created", std::string(when));
     std::fputs(j.dump(0).c_str(), stdout);
   } else {
-    std::printf("pool      %s\nformat    %u\nindex     %s\nparams    %s\nsize      %" PRIu64
+    std::string mode_line = mode == last ? mode : mode + " (last opened in " + last + " mode)";
+    std::printf("pool      %s\nformat    %u\nindex     %s\nparams    %s\nmode      %s\nsize      %" PRIu64
                 " bytes (heap %" PRIu64 ")\nused      %s\nshutdown  %s\nopens     %" PRIu64
                 "\ncreated   %s UTC\n",
                 po.path.c_str(), h.format_version, h.index_name, h.index_params[0] ? h.index_params : "-",
-                h.pool_size, h.nchunks * h.chunk_size,
+                mode_line.c_str(), h.pool_size, h.nchunks * h.chunk_size,
                 clean ? (std::to_string(h.used_at_close) + " bytes").c_str() : "unknown until recovery",
                 clean ? "clean" : "dirty (will be recovered at next open)", h.open_count, when);
   }
@@ -105,6 +111,7 @@ int cmd_load(args& a) {
   prepare_byte_run(o, d);
   load_records recs(d, seed);
   auto idx = open(o);
+  if (!idx->report().note.empty()) std::fprintf(stderr, "pmindex load: %s\n", idx->report().note.c_str());
   uint64_t done = 0;
   std::string got;
   for (uint64_t i = 0; i < n; ++i) {
@@ -143,7 +150,6 @@ int cmd_verify(args& a) {
     pm::pool_options po;
     po.path = o.pool_path;
     po.open = pm::open_mode::must_exist;
-    po.pm_mode = pm::mode::volatile_;
     po.inspect = true;
     auto p = pm::pool::open(po);
     o.index = p->index_name();
@@ -151,8 +157,9 @@ int cmd_verify(args& a) {
   }
   auto idx = open(o);
   auto& r = idx->report();
-  std::fprintf(stderr, "opened %s (%s): %s in %.3f s\n", o.pool_path.c_str(), o.index.c_str(),
-               r.was_clean ? "clean" : "recovered", r.open_seconds + r.recover_seconds);
+  std::fprintf(stderr, "opened %s (%s, %s mode): %s in %.3f s%s%s\n", o.pool_path.c_str(), o.index.c_str(),
+               std::string(pm::to_string(r.mode)).c_str(), r.was_clean ? "clean" : "recovered",
+               r.open_seconds + r.recover_seconds, r.note.empty() ? "" : "; ", r.note.c_str());
   auto c = idx->check();
   if (!c.ok) {
     // The pool is corrupt (damaged, or left so by a bug): exit code 11.

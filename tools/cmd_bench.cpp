@@ -60,6 +60,7 @@ int cmd_bench(args& a) {
   bench::run_config base;
   const bool mode_given = a.has("mode") || std::getenv("PMINDEX_MODE");
   base.base = index_options(a, pm::open_mode::must_create);
+  if (!base.base.mode) base.base.mode = pm::mode::persist;  // bench always creates its pools
   const bool pool_size_given = a.has("pool-size") || std::getenv("PMINDEX_POOL_SIZE");
   std::string index_list = a.str("index", "all");
   base.plugin = a.str("plugin", "");
@@ -248,7 +249,7 @@ int cmd_bench(args& a) {
       opts.set("dataset", base.dataset);
       opts.set("value_size", base.value_size);
       opts.set("parallel", par);
-      opts.set("mode", std::string(pm::to_string(base.base.mode)));
+      opts.set("mode", std::string(pm::to_string(*base.base.mode)));
       opts.set("flush", std::string(pm::to_string(base.base.flush)));
       opts.set("pm_write_ns", base.base.pm_write_ns);
       opts.set("pool", base.base.pool_path);

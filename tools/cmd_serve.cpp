@@ -24,41 +24,48 @@ int cmd_serve(args& a) {
   c.idle_timeout = static_cast<unsigned>(a.u64("idle-timeout", c.idle_timeout, 0, 86400 * 365));
   c.sweep_interval = static_cast<unsigned>(a.u64("sweep-interval", c.sweep_interval, 1, 86400));
   c.ready_file = a.str("ready-file", "");
-  uint64_t max_item = a.u64("max-item-size", 0, 0, uint64_t{1} << 40);
+  // memcached's -I: the largest item, its 16-byte header included (memcached
+  // counts its own item header too), so values of up to B - 16 bytes. The
+  // default and the range are memcached's (1m; 1k to 1g); the index's
+  // max_value is the real bound, checked below.
+  uint64_t item_size = a.u64("max-item-size", uint64_t{1} << 20, 1024, uint64_t{1} << 30);
   bool control_keys = a.flag("allow-control-keys");
   a.finish();  // first: --describe-options (the option table test) needs no --index
   if (!has_index) throw error(errc::usage, "serve needs --index NAME (see `pmindex list`)");
   auto e = find_index(o.index);
   if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
   o.params = crash::byte_run_params(*e, o.params, 0, "pmindex serve");
+  if (item_size > e->max_value)  // before the pool is created or opened
+    throw error(errc::usage, "--max-item-size (-I) " + std::to_string(item_size) + " is over what " +
+                                 o.index + " stores: items of up to " + std::to_string(e->max_value) +
+                                 " bytes (values of up to " +
+                                 std::to_string(e->max_value - server::k_item_header) + ")");
   auto t0 = std::chrono::steady_clock::now();
   auto idx = open(o);
-  // The default item limit: what the index stores, less the item header.
-  size_t limit = idx->max_value() - server::k_item_header;
-  if (max_item == 0) max_item = limit;
-  server::store st(*idx, max_item);
+  server::store st(*idx, item_size - server::k_item_header);
   const auto& r = idx->report();
   server::server_info info;
   info.start_time = server::store::now();
   info.index_name = o.index;
   info.pool_path = o.pool_path;
-  info.mode = std::string(pm::to_string(o.mode));
+  info.mode = std::string(pm::to_string(r.mode));
   info.open_seconds = r.open_seconds;
   info.recover_seconds = r.recover_seconds;
   info.was_clean = r.was_clean;
   info.created = r.created;
   info.control_keys = control_keys;
   info.startup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(
-      stderr,
-      "pmindex serve: %s pool %s (keys=%s, %s mode): %s; restart took %.3f s (open %.3f s, recovery %.3f s, "
-      "%llu blocks traced)\n",
-      o.index.c_str(), o.pool_path.c_str(), std::string(to_string(idx->keys())).c_str(), info.mode.c_str(),
-      r.created     ? "created"
-      : r.was_clean ? "reopened after a clean shutdown"
-                    : "recovered after a crash",
-      r.open_seconds + r.recover_seconds, r.open_seconds, r.recover_seconds,
-      static_cast<unsigned long long>(r.traced_blocks));
+  std::fprintf(stderr,
+               "pmindex serve: %s pool %s (keys=%s, %s mode%s%s): %s; restart took %.3f s (open %.3f s, "
+               "recovery %.3f s, "
+               "%llu blocks traced)\n",
+               o.index.c_str(), o.pool_path.c_str(), std::string(to_string(idx->keys())).c_str(),
+               info.mode.c_str(), r.note.empty() ? "" : "; ", r.note.c_str(),
+               r.created     ? "created"
+               : r.was_clean ? "reopened after a clean shutdown"
+                             : "recovered after a crash",
+               r.open_seconds + r.recover_seconds, r.open_seconds, r.recover_seconds,
+               static_cast<unsigned long long>(r.traced_blocks));
   int rc = server::run(st, c, info);
   idx->close();
   std::fprintf(stderr, "pmindex serve: index closed cleanly\n");

@@ -485,6 +485,7 @@ int cmd_stress(args& a) {
   run_args ra;
   ra.o = index_options(a, pm::open_mode::must_create);
   options& o = ra.o;
+  if (!o.mode) o.mode = pm::mode::persist;  // stress always creates its pool
   ra.threads = static_cast<uint32_t>(a.u64("threads", 2, 1, 256));
   ra.seconds = a.real("seconds", 5, 0.001, 1e6);
   ra.keys = a.u64("keys", 20000, 2, uint64_t{1} << 32);  // per thread
@@ -514,9 +515,10 @@ int cmd_stress(args& a) {
     }
   } cleanup{o.pool_path, !keep && o.mode != pm::mode::dram};
 
-  std::fprintf(stderr, "stress %s: %u threads, %.1f s, %" PRIu64 " keys per thread, mode %s, seed %" PRIu64 "%s%s\n",
-               o.index.c_str(), ra.threads, ra.seconds, ra.keys, std::string(pm::to_string(o.mode)).c_str(), ra.seed,
-               d.ds ? ", " : "", d.describe().c_str());
+  std::fprintf(stderr,
+               "stress %s: %u threads, %.1f s, %" PRIu64 " keys per thread, mode %s, seed %" PRIu64 "%s%s\n",
+               o.index.c_str(), ra.threads, ra.seconds, ra.keys, std::string(pm::to_string(*o.mode)).c_str(),
+               ra.seed, d.ds ? ", " : "", d.describe().c_str());
   uint32_t modulus = ra.threads;
   for (auto* c : ra.checks) modulus += c->concurrent ? 1 : 0;
   if (d.bytes)

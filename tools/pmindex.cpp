@@ -20,7 +20,7 @@ const verb k_verbs[] = {
     {"damagetest", cmd_damagetest, "damaged pools never crash or hang the tools: --index I|all [--cases N] [--seed S] [--case C]"},
     {"stress", cmd_stress, "concurrent stress test with oracles: --index I [--threads T] [--seconds S] [--keys K] [--check a,b]"},
     {"substrate-bench", cmd_substrate_bench, "allocator, reopen/recovery and flush+fence costs: [--json FILE] [--blocks N]"},
-    {"serve", cmd_serve, "memcached text-protocol server over an index: --index I --pool P [--listen 127.0.0.1:11211] [--threads T] (docs/server.md)"},
+    {"serve", cmd_serve, "memcached text-protocol server over an index: --index I --pool P [--listen 127.0.0.1:11211] [--threads T] [-I 1m] (docs/server.md)"},
     {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
     {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
     {"report", cmd_report, "figures (PNG, SVG) and an HTML page from `bench --json` files: RESULTS.json... [--out DIR] (docs/python.md)"},
@@ -32,7 +32,8 @@ static void usage(FILE* f) {
   for (size_t i = 0; i < k_nverbs; ++i) std::fprintf(f, "  %-10s %s\n", k_verbs[i].name, k_verbs[i].summary);
   std::fprintf(f,
                "\ncommon options: --index NAME --pool PATH (default /dev/shm/pmindex.pool) --pool-size N[K|M|G]\n"
-               "  --mode dram|volatile|persist|eadr --flush auto|clwb|clflushopt|clflush --pm-write-ns N\n"
+               "  --mode dram|volatile|persist|eadr|tx (default: an existing pool's own, persist for a new one)\n"
+               "  --flush auto|clwb|clflushopt|clflush --pm-write-ns N\n"
                "every option can also be set as PMINDEX_<NAME> in the environment\n");
 }
 
@@ -51,6 +52,11 @@ int main(int argc, char** argv) {
       if (t == "-n") t = "--records";
       else if (t == "-p") t = "--ops";
       else if (t == "-t") t = "--threads";
+  }
+  if (verb == "serve") {  // memcached's -I SIZE (or -ISIZE): the largest item
+    for (size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i] == "-I") tokens[i] = "--max-item-size";
+      else if (tokens[i].rfind("-I", 0) == 0) tokens[i] = "--max-item-size=" + tokens[i].substr(2);
   }
   if (verb == "compare" && tokens.size() == 2 && tokens[0].rfind("--", 0) != 0 && tokens[1].rfind("--", 0) != 0)
     tokens = {"--a", tokens[0], "--b", tokens[1]};  // pmindex compare A.json B.json

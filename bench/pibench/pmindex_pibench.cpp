@@ -269,15 +269,16 @@ extern "C" __attribute__((visibility("default"))) tree_base* create_tree(const t
     o.index = env("PMINDEX_INDEX", "canary");
     auto e = find_index(o.index);
     if (!e) throw error(errc::usage, "unknown PMINDEX_INDEX '" + o.index + "'");
+    // No PMINDEX_MODE: a reopened pool's own mode (stored in it), else
+    // persist, or dram for volatile-only indexes (baselines).
     std::string m = env("PMINDEX_MODE", "");
-    if (m.empty()) {  // persist, or dram for volatile-only indexes (baselines)
-      bool has_persist = false;
-      for (auto x : e->modes) has_persist |= x == pm::mode::persist;
-      m = has_persist ? "persist" : "dram";
+    if (!m.empty()) {
+      auto mode = pm::parse_mode(m);
+      if (!mode) throw error(errc::usage, "unknown PMINDEX_MODE '" + m + "'");
+      o.mode = *mode;
+    } else if (!e->supports(pm::mode::persist)) {
+      o.mode = pm::mode::dram;
     }
-    auto mode = pm::parse_mode(m);
-    if (!mode) throw error(errc::usage, "unknown PMINDEX_MODE '" + m + "'");
-    o.mode = *mode;
     o.pool_path = env("PMINDEX_POOL", opt.pool_path.empty() ? "/dev/shm/pmindex-pibench.pool" : opt.pool_path);
     o.pool_size = size_arg(env("PMINDEX_POOL_SIZE", opt.pool_size ? std::to_string(opt.pool_size) : "1G"));
     o.params = env("PMINDEX_PARAMS", "");

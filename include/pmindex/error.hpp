@@ -25,6 +25,7 @@ enum class errc : int {
   corrupt = 11,        // recovery found an inconsistent pool
   unsupported = 12,    // mode or feature the index does not support
   value_too_long = 13, // value longer than the index supports
+  wrong_mode = 14,     // pool made in a mode this open cannot use (tx vs the others)
 };
 
 class error : public std::runtime_error {

@@ -126,7 +126,10 @@ struct options {
   std::string index = "canary";
   std::string pool_path = "/dev/shm/pmindex.pool";
   uint64_t pool_size = uint64_t{1} << 30;
-  pm::mode mode = pm::mode::persist;
+  // Empty: an existing pool opens in the mode it was created in (stored in
+  // its header); a new one in persist (dram for an index without it). Rules
+  // for opening a pool in another mode: pm::pool_options::pm_mode.
+  std::optional<pm::mode> mode;
   pm::flush_kind flush = pm::flush_kind::automatic;
   uint32_t pm_write_ns = 0;
   pm::open_mode open = pm::open_mode::create_if_missing;
@@ -162,6 +165,9 @@ struct open_report {
   double open_seconds = 0;     // mapping + allocator state read back
   double recover_seconds = 0;  // index repair + tracing (dirty opens only)
   uint64_t traced_blocks = 0;
+  pm::mode mode = pm::mode::persist;       // of this open
+  pm::mode pool_mode = pm::mode::persist;  // the pool's own (chosen at creation)
+  std::string note;  // one line when they differ ("pool created in eadr mode, opened in persist mode")
 };
 
 // ------------------------------------------------------------------ index

@@ -34,6 +34,7 @@ from ._core import (
     UsageError,
     ValueTooLong,
     WrongIndex,
+    WrongMode,
     indexes,
 )
 from ._core import _open
@@ -41,7 +42,7 @@ from ._core import _open
 __all__ = [
     "open", "indexes", "parse_size", "Index", "Iterator", "Error", "CheckFailed", "UsageError",
     "PoolNotFound", "NotAPool", "BadVersion", "WrongIndex", "PoolTooSmall", "PoolFull", "KeyTooLong",
-    "PoolIOError", "CorruptPool", "Unsupported", "ValueTooLong", "IndexClosed",
+    "PoolIOError", "CorruptPool", "Unsupported", "ValueTooLong", "WrongMode", "IndexClosed",
 ]
 __version__ = "0.1.0"
 
@@ -84,9 +85,13 @@ def open(path, index=None, *, mode=None, size="1G", create=True, exclusive=False
     path      the pool file (e.g. on /dev/shm or a DAX file system).
     index     the index to create (pmindex.indexes()); None opens an existing
               pool with the index named in its header.
-    mode      "persist" (the default where the index has it, else "dram"),
-              "dram", "volatile", "eadr" or "tx". The pool does not record the
-              mode: reopen with the one it was used with.
+    mode      "persist", "dram", "volatile", "eadr" or "tx". None: an
+              existing pool opens in the mode it was created in (stored in
+              it), a new one in "persist" ("dram" for an index without it).
+              persist, eadr and volatile pools may be opened in one another's
+              mode (db.report["note"] says so); tx pools only in tx mode
+              (WrongMode); a pool left dirty by a volatile open is refused
+              (CorruptPool).
     size      pool size at creation: bytes, or "512M", "1G", ...
     create    True: create the pool if missing; False: it must exist.
     exclusive with create: the pool must not exist yet.
@@ -97,7 +102,7 @@ def open(path, index=None, *, mode=None, size="1G", create=True, exclusive=False
     quiet     no warnings on stderr (e.g. a pool outside tmpfs or DAX).
 
     Raises a pmindex.Error subclass (PoolNotFound, NotAPool, WrongIndex,
-    PoolIOError, CorruptPool, UsageError, Unsupported, ...). Use it as a
+    WrongMode, PoolIOError, CorruptPool, UsageError, Unsupported, ...). Use it as a
     context manager, or call close(): a pool left open recovers at its next
     open (an unclean shutdown).
     """

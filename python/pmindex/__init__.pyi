@@ -21,6 +21,7 @@ from ._core import (
     UsageError as UsageError,
     ValueTooLong as ValueTooLong,
     WrongIndex as WrongIndex,
+    WrongMode as WrongMode,
     indexes as indexes,
 )
 

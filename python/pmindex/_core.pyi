@@ -23,6 +23,7 @@ class PoolIOError(Error, OSError): ...  # 10: open/mmap failed, pool exists, or 
 class CorruptPool(Error): ...  # 11
 class Unsupported(Error, ValueError): ...  # 12: mode, key kind or size not supported
 class ValueTooLong(Error, ValueError): ...  # 13
+class WrongMode(Error): ...  # 14: a tx pool opened in another mode, or the reverse
 class IndexClosed(Error, ValueError): ...  # a call after close() (code 2)
 
 class OpenReport(TypedDict):
@@ -31,6 +32,9 @@ class OpenReport(TypedDict):
     open_seconds: float
     recover_seconds: float
     traced_blocks: int
+    mode: str       # this open's persistence mode
+    pool_mode: str  # the pool's own (chosen at creation; used when open() names none)
+    note: str       # one line when they differ, else ""
 
 class Stats(TypedDict):
     records: int

@@ -38,6 +38,8 @@ const error_class k_classes[] = {
      "Mode, key kind or size the index does not support (exit code 12)."},
     {errc::value_too_long, "ValueTooLong", PyExc_ValueError,
      "Value longer than the index takes (exit code 13)."},
+    {errc::wrong_mode, "WrongMode", nullptr,
+     "The pool was made in a mode this open cannot use: tx pools open only in tx mode (exit code 14)."},
 };
 constexpr size_t k_nclasses = sizeof k_classes / sizeof k_classes[0];
 

@@ -47,7 +47,6 @@ py_index* open_index(const std::string& path, const std::string& name, const std
       pm::pool_options po;
       po.path = path;
       po.open = pm::open_mode::must_exist;
-      po.pm_mode = pm::mode::volatile_;
       po.inspect = true;
       po.quiet = true;
       auto p = pm::pool::open(po);
@@ -56,16 +55,17 @@ py_index* open_index(const std::string& path, const std::string& name, const std
     }
     entry = find_index(o.index);
     if (!entry) throw error(errc::usage, "unknown index '" + o.index + "' (see pmindex.indexes())");
-    if (mode.empty()) {
-      o.mode = entry->supports(pm::mode::persist) ? pm::mode::persist : pm::mode::dram;
-    } else {
+    // No mode: an existing pool's own (stored in its header), else persist
+    // (dram for an index without it); pmindex::open decides.
+    if (!mode.empty()) {
       auto m = pm::parse_mode(mode);
       if (!m) throw error(errc::usage, "unknown mode '" + mode + "' (dram, volatile, persist, eadr, tx)");
       o.mode = *m;
     }
     idx = pmindex::open(o);
   }
-  return new py_index(std::move(idx), std::move(entry), path, std::string(pm::to_string(o.mode)));
+  std::string used(pm::to_string(idx->report().mode));
+  return new py_index(std::move(idx), std::move(entry), path, used);
 }
 
 nb::list list_indexes() {

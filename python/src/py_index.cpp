@@ -1,5 +1,7 @@
 #include "py_index.hpp"
 
+#include <nanobind/stl/string.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -209,6 +211,9 @@ nb::dict py_index::report() {
   d["open_seconds"] = report_.open_seconds;
   d["recover_seconds"] = report_.recover_seconds;
   d["traced_blocks"] = report_.traced_blocks;
+  d["mode"] = std::string(pm::to_string(report_.mode));
+  d["pool_mode"] = std::string(pm::to_string(report_.pool_mode));
+  d["note"] = report_.note;
   return d;
 }
 

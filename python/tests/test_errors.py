@@ -11,7 +11,7 @@ import pmindex
 CODES = {
     "CheckFailed": 1, "UsageError": 2, "PoolNotFound": 3, "NotAPool": 4, "BadVersion": 5,
     "WrongIndex": 6, "PoolTooSmall": 7, "PoolFull": 8, "KeyTooLong": 9, "PoolIOError": 10,
-    "CorruptPool": 11, "Unsupported": 12, "ValueTooLong": 13, "IndexClosed": 2,
+    "CorruptPool": 11, "Unsupported": 12, "ValueTooLong": 13, "WrongMode": 14, "IndexClosed": 2,
 }
 
 

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "baseline/locked_map.hpp"
+#include "common/kv_block.hpp"
 #include "pmindex/index.hpp"
 
 namespace pmindex::baseline {
@@ -32,7 +33,7 @@ index_entry make_baseline_entry(std::string name, std::string description) {
   e.modes = {pm::mode::dram};
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = 4096;
-  e.max_value = 16 << 20;
+  e.max_value = common::k_max_value;  // as the persistent indexes (DRAM strings: no layout limit)
   e.scan_guarantee = "atomic snapshot (scans hold the shared lock)";
   e.factory = [](pm::pool& p, open_kind, const index_config& c) -> std::unique_ptr<index> {
     if (c.keys() == key_kind::u64) return std::make_unique<detail::locked_u64_index<MapOf>>(p);

@@ -27,6 +27,17 @@ struct kv_block {
 // clang-format on
 inline constexpr uint64_t k_kv_header = 8;
 
+// The longest value of the byte layouts: every index's keys=bytes
+// max_value, and so the largest item `pmindex serve -I` can allow. The
+// lengths are 32-bit (kv_block here, PermART's pairs, record_buffer), so
+// the layouts could go to 4 GiB - 1; the cap leaves room for the copies a
+// value makes on its way (a reader's buffer, the server's input and reply
+// buffers, an update's new block beside the retired one until its grace
+// period ends) and lets a test write one quickly. Large blocks are runs of
+// 64 KiB chunks (alloc/heap.hpp: 30 bits of chunk count), far above it.
+inline constexpr size_t k_max_value = size_t{128} << 20;
+static_assert(k_max_value + 4096 + k_kv_header < (uint64_t{1} << 32), "lengths are 32-bit");
+
 inline uint64_t kv_block_bytes(size_t klen, size_t vlen) noexcept { return k_kv_header + klen + vlen; }
 
 // Allocates and fills a block and flushes it (no fence). Throws

@@ -78,7 +78,6 @@ double tsc_per_ns() {
 std::unique_ptr<pool> pool::open(const pool_options& o) {
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<pool> p(new pool());
-  p->mode_ = o.pm_mode;
   p->path_ = o.path;
   p->observer_ = o.observer;
   p->write_ns_ = o.write_ns;
@@ -86,9 +85,10 @@ std::unique_ptr<pool> pool::open(const pool_options& o) {
   flush_kind fk = o.flush == flush_kind::automatic ? best_flush() : o.flush;
   if (!cpu_supports(fk))
     fail(errc::unsupported, "this CPU has no " + std::string(to_string(fk)) + " instruction");
-  bool flushes = o.pm_mode == mode::persist || o.pm_mode == mode::tx || o.observer;
-  p->flush_ = flushes ? fk : flush_kind::none;
-  p->fence_ = flushes || o.pm_mode == mode::eadr;
+  p->cpu_flush_ = fk == flush_kind::none ? best_flush() : fk;
+  // The mode of a new pool; an existing one's is settled once its header
+  // has been read (reopen_mode).
+  p->set_mode(o.pm_mode.value_or(mode::persist), o.observer != nullptr);
   if (o.write_ns) tsc_per_ns();
 
   if (o.image) {
@@ -117,10 +117,18 @@ std::unique_ptr<pool> pool::open(const pool_options& o) {
 
   auto& h = *p->hdr_;
   // Checked here, before the pool is marked in use, so that opening a pool
-  // with the wrong index leaves it exactly as it was (clean stays clean).
+  // with the wrong index or mode leaves it exactly as it was (clean stays
+  // clean).
   if (!p->created_ && !o.inspect && !o.index_name.empty() && o.index_name != h.index_name)
     fail(errc::wrong_index, p->path_ + " holds index '" + std::string(h.index_name) + "', not '" +
                                 o.index_name + "'");
+  if (!p->created_)
+    p->set_mode(o.inspect ? o.pm_mode.value_or(p->stored_mode()) : p->reopen_mode(o), o.observer != nullptr);
+  if (p->warn_no_dax_ && !o.quiet && (p->mode_ == mode::persist || p->mode_ == mode::eadr))
+    std::fprintf(stderr,
+                 "pmindex: warning: %s is not on a DAX file system (no MAP_SYNC); "
+                 "its flushes reach the page cache, not the media\n",
+                 o.path.c_str());
   p->was_clean_ = !p->created_ && h.clean == 1;
   p->heap_ = std::make_unique<alloc::heap>(p->base_, h.heap_offset, h.nchunks);
   p->heap_begin_ = h.heap_offset;
@@ -139,13 +147,78 @@ std::unique_ptr<pool> pool::open(const pool_options& o) {
   }
 
   // In use from now on: a crash before the next clean close means recovery.
+  // The mode goes first: a line holds a prefix of its stores, so a durable
+  // clean = 0 comes with the mode that dirtied the pool.
   if (!o.inspect) {
+    h.last_mode = static_cast<uint64_t>(p->mode_);
     h.clean = 0;
     h.open_count += 1;
     p->persist(&h.root, 64);
+    // A volatile open never flushes, so this mark alone is made durable,
+    // before any store of the open: its refusal after a crash relies on it.
+    if (p->mode_ == mode::volatile_) p->sync_to_media(&h.root, 64);
   }
   p->open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return p;
+}
+
+void pool::set_mode(mode m, bool crash_sim) {
+  mode_ = m;
+  // Crash simulation observes persist semantics whatever the mode.
+  bool flushes = m == mode::persist || m == mode::tx || crash_sim;
+  flush_ = flushes ? cpu_flush_ : flush_kind::none;
+  fence_ = flushes || m == mode::eadr;
+}
+
+// The mode an existing pool opens in (validated header): its creation mode
+// unless another is asked for. persist, eadr and volatile share one layout
+// and protocol, so they may be switched (noted in the open report); a tx
+// pool's changes are undo-logged and only a tx open reads the log, so tx and
+// the others never mix. A pool whose last open was volatile and that was not
+// closed cleanly holds whatever lines happened to reach the media: refused.
+mode pool::reopen_mode(const pool_options& o) {
+  const auto& h = *hdr_;
+  const mode stored = stored_mode(), last = static_cast<mode>(h.last_mode);
+  const mode m = o.pm_mode.value_or(stored);
+  auto name = [](mode x) { return std::string(to_string(x)); };
+  if ((m == mode::tx) != (stored == mode::tx))
+    fail(errc::wrong_mode, path_ + " was created in " + name(stored) + " mode and cannot be opened in " +
+                               name(m) +
+                               " mode (tx pools open only in tx mode, other pools never in tx mode)");
+  if (h.clean != 1 && last == mode::volatile_)
+    fail(errc::corrupt, path_ +
+                            " was in use in volatile mode and not closed cleanly: its contents are not "
+                            "crash-consistent (recreate the pool)");
+  if (!o.allowed_modes.empty() &&
+      std::find(o.allowed_modes.begin(), o.allowed_modes.end(), m) == o.allowed_modes.end())
+    fail(errc::unsupported, path_ + " holds index '" + std::string(h.index_name) + "' in " + name(m) +
+                                " mode, which that index does not support");
+  if (m != stored) mode_note_ = "pool created in " + name(stored) + " mode, opened in " + name(m) + " mode";
+  return m;
+}
+
+// Makes [p, p + n) reach the media whatever the mode (flush_ may be none):
+// the CPU's flush instruction on DAX, msync for a file in the page cache.
+void pool::sync_to_media(const void* p, uint64_t n) {
+  if (anonymous_ || !owns_mapping_) return;
+  if (is_pmem_) {
+    auto a = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+    auto e = reinterpret_cast<uintptr_t>(p) + n;
+    for (; a < e; a += 64) {
+      if (cpu_flush_ == flush_kind::clwb)
+        asm volatile("clwb (%0)" ::"r"(a) : "memory");
+      else if (cpu_flush_ == flush_kind::clflushopt)
+        asm volatile("clflushopt (%0)" ::"r"(a) : "memory");
+      else
+        asm volatile("clflush (%0)" ::"r"(a) : "memory");
+    }
+    asm volatile("sfence" ::: "memory");
+    return;
+  }
+  auto first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{4095};
+  auto end = reinterpret_cast<uintptr_t>(p) + n;
+  if (msync(reinterpret_cast<void*>(first), end - first, MS_SYNC) != 0)
+    fail(errc::io, "cannot write " + path_ + " back: " + sys_err());
 }
 
 void pool::map_file(const pool_options& o) {
@@ -212,12 +285,7 @@ void pool::map_file(const pool_options& o) {
 
   struct statfs sfs;
   bool tmpfs = fstatfs(fd_, &sfs) == 0 && sfs.f_type == TMPFS_MAGIC;
-  if (!is_pmem_ && !devdax && !tmpfs && !o.quiet &&
-      (o.pm_mode == mode::persist || o.pm_mode == mode::eadr))
-    std::fprintf(stderr,
-                 "pmindex: warning: %s is not on a DAX file system (no MAP_SYNC); "
-                 "its flushes reach the page cache, not the media\n",
-                 o.path.c_str());
+  warn_no_dax_ = !is_pmem_ && !devdax && !tmpfs;  // printed once the mode is known
   if (devdax) is_pmem_ = true;
 
   bool fresh_devdax = devdax && std::memcmp(hdr_->magic, k_magic, 8) != 0 &&
@@ -258,6 +326,8 @@ void pool::format(const pool_options& o) {
   h.heap_offset = heap_off;
   h.nchunks = nchunks;
   h.create_time = static_cast<uint64_t>(std::time(nullptr));
+  h.create_mode = static_cast<uint64_t>(mode_);
+  h.last_mode = static_cast<uint64_t>(mode_);
   std::snprintf(h.index_name, sizeof h.index_name, "%s", o.index_name.c_str());
   std::snprintf(h.index_params, sizeof h.index_params, "%s", o.index_params.c_str());
   {
@@ -289,12 +359,13 @@ void pool::validate(uint64_t len) {
       h.header_size == k_header_size && h.chunk_size == k_chunk_size && h.pool_size >= k_min_pool_size &&
       h.meta_offset == k_header_size && h.meta_size <= h.pool_size && h.heap_offset <= h.pool_size &&
       h.heap_offset % k_chunk_size == 0 && h.meta_offset + h.meta_size <= h.heap_offset &&
-      h.nchunks <= (h.pool_size - h.heap_offset) / k_chunk_size && h.nchunks <= h.meta_size / (4 + k_bitmap_bytes) &&
-      h.index_name[sizeof h.index_name - 1] == 0 && h.index_params[sizeof h.index_params - 1] == 0;
+      h.nchunks <= (h.pool_size - h.heap_offset) / k_chunk_size &&
+      h.nchunks <= h.meta_size / (4 + k_bitmap_bytes) && h.index_name[sizeof h.index_name - 1] == 0 &&
+      h.index_params[sizeof h.index_params - 1] == 0 && h.create_mode <= static_cast<uint64_t>(mode::tx);
   if (!layout_ok) fail(errc::corrupt, path_ + " has an inconsistent pool header");
   // The words that change in use: each 8-byte store is atomic, so they are
   // checked for range, not summed.
-  if (h.clean > 1 || h.used_at_close > h.pool_size ||
+  if (h.clean > 1 || h.used_at_close > h.pool_size || h.last_mode > static_cast<uint64_t>(mode::tx) ||
       (h.root && (h.root < h.heap_offset || h.root >= h.pool_size || h.root % 16)))
     fail(errc::corrupt, path_ + " has a damaged pool header (root " + std::to_string(h.root) + ", clean " +
                             std::to_string(h.clean) + ")");
@@ -445,13 +516,18 @@ void pool::close() {
   heap_->release_reserve();  // free space again in the saved state
   if (!anonymous_) {
     auto& h = *hdr_;
+    // A volatile open flushed nothing: everything it wrote reaches the media
+    // before the clean flag can (the flag is written back below).
+    if (mode_ == mode::volatile_) sync_to_media(base_, size_);
     heap_->save(base_ + h.meta_offset);
     persist(base_ + h.meta_offset, h.meta_size);
     h.meta_sum = checksum(base_ + h.meta_offset, h.meta_size);
     h.used_at_close = heap_->usage().used_bytes;
     persist(&h.root, 64);
+    if (mode_ == mode::volatile_) sync_to_media(base_ + h.meta_offset, h.meta_size);
     h.clean = 1;
     persist(&h.clean, 8);
+    if (mode_ == mode::volatile_) sync_to_media(&h.clean, 8);
   }
   unmap();
 }

@@ -145,7 +145,7 @@ TEST(CrashBytes, BadConfigurationsAreTypedErrors) {
   c.params = "keys=u64";
   EXPECT_EQ(run_error(c), errc::usage);  // byte keys need keys=bytes
 
-  c = dataset_config("u64-bytes", (1 << 20) + 1);
+  c = dataset_config("u64-bytes", find_index("canary")->max_value + 1);
   EXPECT_EQ(run_error(c), errc::value_too_long);
 
   c = nasty_config(8);
@@ -213,7 +213,8 @@ class ByteVerbs : public testing::Test {
 TEST_F(ByteVerbs, BadOptionsAreOneLineErrors) {
   for (auto& v : verbs_) {
     expect_one_line_error(with(v, {"--dataset", "no-such-dataset"}), errc::usage);
-    expect_one_line_error(with(v, {"--value-size", "1048577"}), errc::value_too_long);
+    expect_one_line_error(with(v, {"--value-size", std::to_string(find_index("canary")->max_value + 1)}),
+                          errc::value_too_long);
     expect_one_line_error(with(v, {"--dataset", "u64-bytes", "--params", "keys=u64"}), errc::usage);
     EXPECT_NE(access(pool_.path().c_str(), F_OK), 0) << v[0] << " left a pool after a bad option";
   }

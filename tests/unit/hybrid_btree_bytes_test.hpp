@@ -7,12 +7,15 @@
 // full pool, damaged offsets (errc::corrupt), two writers and a reader.
 #pragma once
 
+#include "common/kv_block.hpp"
 #include "hybrid_btree_test.hpp"
 
 namespace pmindex::btree_test {
 
 using smap = std::map<std::string, std::string>;
-inline constexpr size_t k_max_key = 4096, k_max_value = size_t{1} << 20;
+// k_huge: the largest value these tests write (the conformance suite writes
+// one of max_value bytes, common::k_max_value, for every index).
+inline constexpr size_t k_max_key = 4096, k_max_value = common::k_max_value, k_huge = size_t{1} << 20;
 
 inline options bytes_opts(const std::string& name, const std::string& path, pm::mode m = pm::mode::persist,
                           const std::string& params = "") {
@@ -64,7 +67,7 @@ inline std::string random_key(std::mt19937_64& rng, size_t max_tail = 300) {
 
 inline std::string random_value(std::mt19937_64& rng, bool allow_huge) {
   static const size_t sizes[] = {0, 8, 8, 8, 100, 100, 4096};
-  size_t n = allow_huge && rng() % 500 == 0 ? k_max_value : sizes[rng() % std::size(sizes)];
+  size_t n = allow_huge && rng() % 500 == 0 ? k_huge : sizes[rng() % std::size(sizes)];
   std::string v(n, '\0');
   for (size_t i = 0; i < n && i < 64; ++i) v[i] = static_cast<char>(rng());
   if (n > 64) v[n - 1] = static_cast<char>(rng());
@@ -126,7 +129,7 @@ inline void prefix_chains_and_limits(const std::string& name, const std::string&
       if (!k.empty()) { ASSERT_NO_FATAL_FAILURE(expect_scan_bytes(*idx, ref, k.substr(0, k.size() - 1) + "\xff", c)); }
     }
   // Limits: the longest key and value work; one byte more is an error.
-  std::string longest(k_max_key, '\xff'), big(k_max_value, 'v');
+  std::string longest(k_max_key, '\xff'), big(k_huge, 'v');
   ASSERT_TRUE(idx->insert(longest, big));
   ref[longest] = big;
   // Scan bounds past the longest key are bounds, not keys (no error).
@@ -151,7 +154,7 @@ inline void prefix_chains_and_limits(const std::string& name, const std::string&
   EXPECT_EQ(idx->pool().usage().used_blocks, used) << "a rejected call allocated";
   ASSERT_NO_FATAL_FAILURE(expect_equal_bytes(*idx, ref));
   // Values of every size, updated in place of each other.
-  for (size_t n : {size_t{0}, size_t{8}, size_t{100}, size_t{4096}, k_max_value, size_t{0}}) {
+  for (size_t n : {size_t{0}, size_t{8}, size_t{100}, size_t{4096}, k_huge, size_t{0}}) {
     ASSERT_TRUE(idx->update("a", std::string(n, 'x')));
     ref["a"] = std::string(n, 'x');
     ASSERT_NO_FATAL_FAILURE(expect_scan_bytes(*idx, ref, "a", 2));

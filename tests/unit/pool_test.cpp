@@ -276,7 +276,7 @@ TEST(PoolErrors, HeaderChecksumCatchesEveryFlippedBit) {
   const auto good = read_header(tp.path());
   ASSERT_EQ(good.header_sum, pm::detail::header_checksum(good));
   int checked = 0;
-  for (size_t byte : {16, 24, 32, 40, 48, 56, 63, 130, 200, 447})
+  for (size_t byte : {16, 24, 32, 40, 48, 56, 63, 130, 200, 447, 448, 455, 460, 511})
     for (int bit : {0, 5, 7}) {
       auto h = good;
       reinterpret_cast<char*>(&h)[byte] ^= static_cast<char>(1 << bit);
@@ -285,10 +285,14 @@ TEST(PoolErrors, HeaderChecksumCatchesEveryFlippedBit) {
       EXPECT_EQ(open_error(canary_opts(tp.path())), errc::corrupt) << byte << ":" << bit;
       ++checked;
     }
-  EXPECT_EQ(checked, 30);
+  EXPECT_EQ(checked, 42);
   // The words that change in use are range-checked instead.
   auto h = good;
   h.root = h.pool_size + 64;
+  write_header(tp.path(), h);
+  EXPECT_EQ(run_pmindex({"info", "--pool", tp.path()}), 11);
+  h = good;
+  h.last_mode = 5;  // no such mode
   write_header(tp.path(), h);
   EXPECT_EQ(run_pmindex({"info", "--pool", tp.path()}), 11);
   h = good;
@@ -299,21 +303,29 @@ TEST(PoolErrors, HeaderChecksumCatchesEveryFlippedBit) {
   EXPECT_EQ(run_pmindex({"verify", "--pool", tp.path()}), 0);
 }
 
-// A pool of the previous format (1: no checksums) gets one clear line.
-TEST(PoolErrors, FormatOnePoolIsRefusedClearly) {
-  temp_pool tp("format1");
-  open(canary_opts(tp.path()))->close();
-  auto h = read_header(tp.path());
-  h.format_version = 1;
-  write_header(tp.path(), h);
-  try {
-    open(canary_opts(tp.path()));
-    ADD_FAILURE() << "opened a format 1 pool";
-  } catch (const error& e) {
-    EXPECT_EQ(e.code(), errc::bad_version);
-    EXPECT_NE(std::string(e.what()).find("format version 1; this pmindex reads version 2"), std::string::npos)
-        << e.what();
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+// Pools of the previous formats (1: no checksums; 2: no stored mode) get
+// one clear line and exit code 5.
+TEST(PoolErrors, OlderFormatPoolsAreRefusedClearly) {
+  for (uint32_t version : {1u, 2u}) {
+    temp_pool tp("format" + std::to_string(version));
+    open(canary_opts(tp.path()))->close();
+    auto h = read_header(tp.path());
+    h.format_version = version;
+    write_header(tp.path(), h);
+    try {
+      open(canary_opts(tp.path()));
+      ADD_FAILURE() << "opened a format " << version << " pool";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), errc::bad_version);
+      EXPECT_NE(std::string(e.what()).find("format version " + std::to_string(version) +
+                                           "; this pmindex reads version 3"),
+                std::string::npos)
+          << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+    std::string err;
+    EXPECT_EQ(run_pmindex({"verify", "--pool", tp.path()}, &err, 2), 5);
+    EXPECT_NE(err.find("(recreate the pool with this version)"), std::string::npos) << err;
   }
 }
 

@@ -281,12 +281,12 @@ TEST_F(Roart, LimitsAreTypedErrors) {
   } catch (const error& e) {
     EXPECT_EQ(e.code(), errc::key_too_long);
   }
-  std::string big(art::roart::tree::k_max_value, 'v');
+  std::string big(size_t{1} << 20, 'v');  // the conformance suite writes one of k_max_value
   ASSERT_TRUE(idx->insert("big", big));
   std::string got;
   ASSERT_TRUE(idx->lookup("big", &got));
   EXPECT_EQ(got, big);
-  EXPECT_THROW(idx->insert("bigger", big + "v"), error);
+  EXPECT_THROW(idx->insert("bigger", std::string(art::roart::tree::k_max_value + 1, 'v')), error);
   EXPECT_FALSE(idx->lookup("bigger", nullptr));
   EXPECT_TRUE(idx->check().ok);
 }

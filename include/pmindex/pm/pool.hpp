@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,12 +40,21 @@ enum class open_mode : uint8_t { create_if_missing, must_create, must_exist };
 struct pool_options {
   std::string path = "/dev/shm/pmindex.pool";
   uint64_t size = uint64_t{1} << 30;  // used when creating
-  mode pm_mode = mode::persist;
+  // Empty: an existing pool opens in the mode stored in its header (the
+  // one it was created in), a new one in persist. Given: `dram` never
+  // touches a file; for an existing pool, persist, eadr and volatile may be
+  // switched (mode_note() says so), while tx and the others never mix
+  // (errc::wrong_mode), and a pool left dirty by a volatile open is refused
+  // (errc::corrupt: its contents are not crash-consistent).
+  std::optional<mode> pm_mode;
   flush_kind flush = flush_kind::automatic;
   uint32_t write_ns = 0;  // emulated media write latency per flushed line
   open_mode open = open_mode::create_if_missing;
   std::string index_name;    // written at creation, checked by the caller
   std::string index_params;  // written at creation
+  // The modes the index supports (empty: any): an existing pool stored in
+  // another mode is refused (errc::unsupported) before it is marked in use.
+  std::vector<mode> allowed_modes;
   // Crash simulation: anonymous memory like `dram`, persistence semantics like
   // `persist`, and every flush/fence reported to the observer first.
   persist_observer* observer = nullptr;
@@ -196,6 +206,10 @@ class pool {
 
   // --- state of this open
   mode pm_mode() const noexcept { return mode_; }
+  // The mode the pool was created in (its header's), and a one-line note
+  // when this open uses another one (empty otherwise).
+  mode stored_mode() const noexcept { return static_cast<mode>(hdr_->create_mode); }
+  const std::string& mode_note() const noexcept { return mode_note_; }
   flush_kind flush_instruction() const noexcept { return flush_; }
   bool created() const noexcept { return created_; }
   bool was_clean() const noexcept { return was_clean_; }  // at open
@@ -249,6 +263,9 @@ class pool {
   void map_file(const pool_options& o);
   void format(const pool_options& o);
   void validate(uint64_t mapped_len);
+  void set_mode(mode m, bool crash_sim);
+  mode reopen_mode(const pool_options& o);
+  void sync_to_media(const void* p, uint64_t n);
   void attach_heap();
   void unmap();
   static void reclaim(void* ctx, uint64_t off);
@@ -278,6 +295,9 @@ class pool {
   bool owns_mapping_ = true;
   bool closed_ = false;
   mode mode_ = mode::persist;
+  std::string mode_note_;
+  flush_kind cpu_flush_ = flush_kind::clflush;  // the instruction, whatever the mode
+  bool warn_no_dax_ = false;                    // a file outside DAX and tmpfs (warned in persist and eadr)
   flush_kind flush_ = flush_kind::none;
   bool fence_ = false;
   uint32_t write_ns_ = 0;

@@ -62,7 +62,7 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
  public:
   using dg = byte_digits<P::k_span>;
   static constexpr size_t k_max_key = 4096;
-  static constexpr size_t k_max_value = size_t{1} << 20;
+  static constexpr size_t k_max_value = common::k_max_value;
   static constexpr unsigned k_max_digits = k_max_key * dg::k_per_byte;
   static_assert(k_max_digits < dg::k_max_position, "positions must fit the header's 16 bits");
 

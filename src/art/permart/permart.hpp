@@ -11,7 +11,7 @@
 //   keys=u64 (default; tree.hpp): 8-byte keys (big-endian) and values;
 //     leaves of 16-byte pairs (small: 2 pairs, big: 14, leaf.hpp); an inner
 //     node's prefix and depth fit its header.
-//   keys=bytes (bytes_tree.hpp): keys of 0..4096 bytes, values of 0..1 MiB;
+//   keys=bytes (bytes_tree.hpp): keys of 0..4096 bytes, values of 0..128 MiB;
 //     leaves of 32-byte pairs (small: 3, big: 7, bytes_node.hpp). A pair
 //     holds a key of <= 16 bytes inline, else the offset of a key block and
 //     the key's hash (a lookup reads the block only on a hash match); a
@@ -96,13 +96,14 @@
 #include <optional>
 #include <string_view>
 
+#include "common/kv_block.hpp"
 #include "pmindex/index.hpp"
 
 namespace pmindex::art::permart {
 
 // Limits of the keys=bytes layout (the entry's max_key and max_value).
 inline constexpr size_t k_max_key = 4096;
-inline constexpr size_t k_max_value = size_t{1} << 20;
+inline constexpr size_t k_max_value = common::k_max_value;
 
 // Deliberately broken variants (crash checker, snapshot checker), in the
 // order of the entry's mutant list (entry.cpp); test builds only.

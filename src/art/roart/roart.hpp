@@ -75,7 +75,7 @@
 // atomic). Unlinked leaves and nodes are retired through the pool's epochs
 // (every operation runs pinned).
 // Caveats: 48-bit offsets (pools below 256 TiB); keys up to 4096 bytes,
-// values up to 1 MiB; space as the original: a leaf array is 576 bytes
+// values up to 128 MiB; space as the original: a leaf array is 576 bytes
 // whatever its fill (1M sparse u64 keys: 25% full, ~73 B of PM per record);
 // the tree lock is glibc's reader-preferring rwlock, so under a steady
 // stream of writers a scan may wait; generations are 32 bits (a node last
@@ -185,7 +185,7 @@ class pending;  // write.cpp
 class tree final : public bytes_index {
  public:
   static constexpr size_t k_max_key = 4096;
-  static constexpr size_t k_max_value = size_t{1} << 20;
+  static constexpr size_t k_max_value = common::k_max_value;
   static constexpr uint64_t k_magic = 0x5452414f522d50ull;  // "P-ROART"
 
   tree(pm::pool& p, open_kind kind, const index_config& cfg);

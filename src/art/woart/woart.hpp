@@ -19,7 +19,7 @@
 // whole new node (up to 33 lines for Node256); update 1 + 1.
 //
 // keys=bytes (art/detail/bytes_tree.hpp): one 8-bit digit per key byte, keys
-// of 0..4096 bytes, values up to 1 MiB. Every node kind has one more word,
+// of 0..4096 bytes, values up to 128 MiB. Every node kind has one more word,
 // its END-OF-KEY leaf (Node4: in its pad; the others: after the node), set
 // and cleared with one 8-byte store, so a key may be a proper prefix of
 // another; headers hold 16-bit depths and 4 prefix digits. A leaf is a kv

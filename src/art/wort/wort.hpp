@@ -25,7 +25,7 @@
 // of 4-bit digits (8193 positions: the header's depth and prefix length are
 // 16 bits, 8 prefix digits stored); each node has one more word, its
 // END-OF-KEY leaf, so a key may be a proper prefix of another; a leaf is a
-// kv block {klen, vlen, key, value} (values up to 1 MiB) named by one child,
+// kv block {klen, vlen, key, value} (values up to 128 MiB) named by one child,
 // end-of-key or root word. Every change still commits with one 8-byte store:
 // an insert flushes the new block (L lines) and then publishes it as above
 // (L + 1 flushes, 2 fences into an empty word); an update writes a new block

@@ -19,7 +19,7 @@
 //     fences, node lines + 1 link line + upper links flushed; update 1 flush
 //     + 1 fence; remove 1 fence.
 //   keys=bytes (bytes.cpp): the node's kv word names an immutable kv block
-//     {key, value} (keys up to 4096 bytes, values up to 1 MiB). Insert: kv
+//     {key, value} (keys up to 4096 bytes, values up to 128 MiB). Insert: kv
 //     block and node flushed, 1 fence, then the level-0 link (tagged store,
 //     flush, fence, untag): 2 fences. Update: new kv block flushed, 1 fence,
 //     then the kv word swings the same way (tagged, flush, fence, untag): 2

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "common/kv_block.hpp"
+
 namespace pmindex::basic::canary::detail {
 
 inline constexpr uint32_t k_max_height = 12;  // p = 1/4: ~16M keys
@@ -55,7 +57,7 @@ inline constexpr uint64_t bnode_size(uint32_t height) { return 16 + 8 * uint64_t
 inline constexpr uint64_t k_broot_size = 16 + bnode_size(k_max_height);
 // The limits of keys=bytes (entry.cpp): recovery rejects a kv block beyond them.
 inline constexpr uint64_t k_bytes_max_key = 4096;
-inline constexpr uint64_t k_bytes_max_value = uint64_t{1} << 20;
+inline constexpr uint64_t k_bytes_max_value = common::k_max_value;
 
 // A node height with P(h > i) = 4^-i; the generator's seed comes from a
 // thread-local's address (so threads differ; the checker turns address

@@ -26,8 +26,8 @@ index_entry hybrid_entry(const std::string& name, const char* description, const
   e.concurrent = true;
   e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
   e.key_kinds = {key_kind::u64, key_kind::bytes};
-  // Keys and values live in kv blocks (32-bit lengths); 4096 and 1 MiB are
-  // the layout's limits (byte_keys), which recovery enforces.
+  // Keys and values live in kv blocks (32-bit lengths); 4096 and 128 MiB
+  // are the layout's limits (byte_keys), which recovery enforces.
   e.max_key = byte_keys::k_max_key;
   e.max_value = byte_keys::k_max_value;
   e.scan_guarantee =

@@ -105,7 +105,7 @@ struct byte_keys {
   // Limits of the layout (the registry entry's): the key and value lengths
   // recovery accepts in a block.
   static constexpr size_t k_max_key = 4096;
-  static constexpr size_t k_max_value = size_t{1} << 20;
+  static constexpr size_t k_max_value = common::k_max_value;
   // Inner-layer separators: copies in DRAM (true) or pointers to the fence
   // key blocks in the pool (false). See hybrid_tree.hpp for the measurement.
   static constexpr bool k_dram_separators = true;

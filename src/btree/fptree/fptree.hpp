@@ -1,7 +1,7 @@
 // fptree: FPTree (Oukid et al., "FPTree: A Hybrid SCM-DRAM Persistent and
 // Concurrent B-Tree for Storage Class Memory", SIGMOD'16): 8-byte keys and
 // values (keys=u64, the default), or byte-string keys of up to 4096 bytes
-// and values of up to 1 MiB (keys=bytes, as Part Two, VLDB'22, ran it).
+// and values of up to 128 MiB (keys=bytes; Part Two, VLDB'22, ran it with byte keys).
 //
 // What it is: leaves in the pool, inner nodes in DRAM, rebuilt from the leaf
 // chain at every open (created, clean or dirty: nothing of them is

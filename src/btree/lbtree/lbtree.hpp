@@ -1,7 +1,7 @@
 // lbtree: LB+-Tree (Liu et al., "LB+-Trees: Optimizing Persistent Index
 // Performance on 3DXPoint Memory", VLDB'20): 8-byte keys and values
 // (keys=u64, the default), or byte-string keys of up to 4096 bytes and values
-// of up to 1 MiB (keys=bytes, as Part Two, VLDB'22, ran it).
+// of up to 128 MiB (keys=bytes; Part Two, VLDB'22, ran it with byte keys).
 //
 // What it is: 256-byte persistent leaves (4 cache lines, 14 entries) in a
 // chain, DRAM inner nodes (15 separator keys by default) rebuilt from the

@@ -14,7 +14,9 @@ inline constexpr char k_magic[8] = {'P', 'M', 'I', 'N', 'D', 'E', 'X', '\0'};
 // Bump on any layout change; older pools then get a clear error.
 // 2: header_sum and meta_sum (a damaged header or allocator state is
 //    refused as corrupt instead of being followed).
-inline constexpr uint32_t k_format_version = 2;
+// 3: create_mode and last_mode (a pool reopens in the persistence mode it
+//    was created in; see pm::pool::open for the rules of switching).
+inline constexpr uint32_t k_format_version = 3;
 inline constexpr uint64_t k_header_size = 4096;
 inline constexpr uint64_t k_chunk_size = 64 * 1024;
 inline constexpr uint64_t k_min_pool_size = 1 << 20;
@@ -36,17 +38,23 @@ struct pool_header {
   uint64_t open_count;       //  80
   uint64_t create_time;      //  88  seconds since the epoch
   uint64_t used_at_close;    //  96  bytes in use at the last clean close
-  uint64_t header_sum;       // 104  checksum of bytes [0, 64) and [128, 448): the
+  uint64_t header_sum;       // 104  checksum of bytes [0, 64) and [128, 512): the
                              //      words fixed at creation (written before magic)
   uint64_t meta_sum;         // 112  checksum of the allocator state area, valid
                              //      when clean == 1 (persisted before clean)
-  uint64_t reserved1;        // 120
-  // --- lines 2-7
+  uint64_t last_mode;        // 120  pm::mode of the open in progress, or of the last
+                             //      one; stored before clean = 0 (a dirty pool last
+                             //      used in volatile mode is not crash-consistent)
+  // --- lines 2-6
   char     index_name[64];   // 128  NUL-terminated
   char     index_params[256];// 192  "key=value,..." chosen at creation
+  // --- line 7
+  uint64_t create_mode;      // 448  pm::mode chosen at creation: an open that names
+                             //      no mode uses it
+  uint64_t reserved[7];      // 456  zero
 };
 // clang-format on
-static_assert(sizeof(pool_header) == 448);
+static_assert(sizeof(pool_header) == 512);
 
 // The checksum of header_sum and meta_sum: 64-bit words (a tail of fewer
 // bytes zero padded), four lanes mixed with murmur3's finaliser constants.
