@@ -365,8 +365,10 @@ int cmd_damagetest(args& a) {
     std::map<std::string, uint64_t> answers;
     uint64_t bad = 0;
     const std::string path = c.base + ".case";
-    for (uint64_t i = 0; i < cases; ++i) {
-      if (only >= 0 && i != static_cast<uint64_t>(only)) continue;
+    // --case C runs case C alone, whatever --cases says (the FAIL lines
+    // print --seed and --case only).
+    const uint64_t first = only >= 0 ? static_cast<uint64_t>(only) : 0, end = only >= 0 ? first + 1 : cases;
+    for (uint64_t i = first; i < end; ++i) {
       rng r{util::mix64(seed * 0x100000001B3ull + i)};
       const int d = static_cast<int>(r.below(2));
       const int kind = static_cast<int>(r.below(k_kinds));

@@ -84,6 +84,8 @@ std::string tree::check_node(uint64_t w, unsigned pos, std::string& path, uint64
       if (!s) continue;
       used |= uint64_t{1} << i;
       if (!leaf_ok(s)) return "a leaf word names no valid leaf";
+      if (keys() == key_kind::u64 && (leaf_at(s)->klen != 8 || leaf_at(s)->vlen != 8))
+        return "a record of a keys=u64 pool that is not 8 + 8 bytes";
       std::string_view k = leaf_key(s);
       if (!key_ok(k)) return "a record in a leaf array off its path";
       if (fp_of(s) != fingerprint(k)) return "a slot's fingerprint disagrees with its key";
@@ -107,6 +109,7 @@ std::string tree::check_node(uint64_t w, unsigned pos, std::string& path, uint64
   path.append(prefix_of(nd) + (nd->nprefix - (lv - pos)), lv - pos);
   if (uint64_t e = nd->eok) {
     if (!leaf_ok(e)) return "a leaf word names no valid leaf";
+    if (keys() == key_kind::u64) return "an end-of-key record in a keys=u64 pool";
     if (leaf_key(e) != path) return "an end-of-key record that is not its node's path";
     ++n;
   }
