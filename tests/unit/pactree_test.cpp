@@ -251,15 +251,20 @@ TEST_F(Pactree, RandomAgainstOracleWithSplitsAndMerges) {
       std::string k = bytes && r % 3 ? std::string(key_bytes(r)).substr(0, r % 9) + std::to_string(r)
                                      : std::string(key_bytes(r));
       std::string v = bytes ? std::string(r % 50, char('a' + i % 26)) : std::string(value_bytes(i));
-      unsigned op = unsigned(rng_() % 10);
-      if (op < 4) {
-        ASSERT_EQ(idx->insert(k, v), ref.emplace(k, v).second);
-      } else if (op < 6) {
-        bool had = ref.count(k);
-        ASSERT_EQ(idx->update(k, v), had);
-        if (had) ref[k] = v;
-      } else {
-        ASSERT_EQ(idx->remove(k), ref.erase(k) == 1);
+      const bool had = ref.count(k) != 0;
+      switch (rng_() % 5) {  // 2 inserts, 1 update, 2 removes: nodes split and merge
+        case 0:
+        case 1:
+          ASSERT_EQ(idx->insert(k, v), !had);
+          ref.emplace(k, v);
+          break;
+        case 2:
+          ASSERT_EQ(idx->update(k, v), had);
+          if (had) ref[k] = v;
+          break;
+        default:
+          ASSERT_EQ(idx->remove(k), had);
+          ref.erase(k);
       }
       if (i % 5000 == 0) expect_same(*idx, ref, "during");
     }

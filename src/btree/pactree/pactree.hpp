@@ -232,6 +232,7 @@ class tree final : public bytes_index {
   bool insert_word(probe_arg k, uint64_t w);   // false: present
   bool update_word(probe_arg k, uint64_t w, uint64_t& old);
   bool remove_word(probe_arg k, uint64_t& old);
+  bool put_bytes(std::string_view k, std::string_view v, bool update);  // the byte insert / update
   smo split(dnode* n);                         // n locked and full; n stays locked; not queued
   void try_merge(dnode* n);                    // n locked
   void clip(dnode* n);                         // recovery: drop copies >= next's anchor
@@ -259,6 +260,11 @@ class tree final : public bytes_index {
   // --- verification (verify.cpp)
   std::string check_node(const dnode* n, const dnode* next) const;
 
+  template <class F>
+  auto pinned(F&& f) {
+    auto g = p_.pin();
+    return f();
+  }
   [[noreturn]] void corrupt(const std::string& what) const { throw error(errc::corrupt, "pactree: " + what); }
   bool node_in_heap(uint64_t off) const noexcept { return p_.valid_block(off, sizeof(dnode)); }
 

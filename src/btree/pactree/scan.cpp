@@ -82,8 +82,10 @@ restart:
       out.resize(mark);
       past = false;
       v = read_begin(n);
-      if (!obsolete(v)) continue;
-      if (safe_scan_) goto restart;
+      if (!first && !obsolete(v)) continue;  // still after everything emitted
+      // The first node may have split (lower now further right) or been
+      // merged: find lower's node again.
+      if (safe_scan_ && !first) goto restart;
       if (!out.empty() && !after(out.back(), lower, buf)) return;
       n = locate(lower, v);
       first = true;

@@ -219,36 +219,26 @@ void tree<K>::drain_smo() {
 
 // ---------------------------------------------------------------- calls
 
+// The u64 calls: native with keys=u64 (pinned: merged nodes are retired),
+// through the byte calls with keys=bytes.
 template <class K>
 bool tree<K>::insert(uint64_t k, uint64_t v) {
-  if constexpr (K::k_blocks) {
-    return bytes_index::insert(k, v);
-  } else {
-    auto g = p_.pin();
-    return insert_word(k, v);
-  }
+  if constexpr (K::k_blocks) return bytes_index::insert(k, v);
+  else return pinned([&] { return insert_word(k, v); });
 }
 
 template <class K>
 bool tree<K>::update(uint64_t k, uint64_t v) {
-  if constexpr (K::k_blocks) {
-    return bytes_index::update(k, v);
-  } else {
-    auto g = p_.pin();
-    uint64_t old;
-    return update_word(k, v, old);
-  }
+  uint64_t old;
+  if constexpr (K::k_blocks) return bytes_index::update(k, v);
+  else return pinned([&] { return update_word(k, v, old); });
 }
 
 template <class K>
 bool tree<K>::remove(uint64_t k) {
-  if constexpr (K::k_blocks) {
-    return bytes_index::remove(k);
-  } else {
-    auto g = p_.pin();
-    uint64_t old;
-    return remove_word(k, old);
-  }
+  uint64_t old;
+  if constexpr (K::k_blocks) return bytes_index::remove(k);
+  else return pinned([&] { return remove_word(k, old); });
 }
 
 template <class K>
@@ -267,45 +257,42 @@ std::optional<uint64_t> tree<K>::lookup(uint64_t k) {
   }
 }
 
+// The byte insert and update. keys=bytes: a new record block (written and
+// flushed before any lock), then the word that names it: an insert's own
+// fence orders it before the bitmap commit; an update fences first. A block
+// never published is freed at once; a replaced one is retired.
 template <class K>
-bool tree<K>::insert(std::string_view k, std::string_view v) {
+bool tree<K>::put_bytes(std::string_view k, std::string_view v, bool update) {
   check_key(k);
   check_value(v);
   if constexpr (!K::k_blocks) {
-    return insert(key_u64(k), value_u64(v));
+    return update ? this->update(key_u64(k), value_u64(v)) : insert(key_u64(k), value_u64(v));
   } else {
-    uint64_t kv = common::make_kv_block(p_, k, v);  // flushed; insert_word's fence orders it
+    uint64_t kv = common::make_kv_block(p_, k, v);
     auto g = p_.pin();
+    uint64_t old = 0;
     bool ok;
     try {
-      ok = insert_word(K::make(k), kv);
+      if (update) p_.fence();
+      ok = update ? update_word(K::make(k), kv, old) : insert_word(K::make(k), kv);
     } catch (...) {
-      p_.free(kv);  // never published
+      p_.free(kv);
       throw;
     }
     if (!ok) p_.free(kv);
+    if (ok && update) p_.retire(old);
     return ok;
   }
 }
 
 template <class K>
+bool tree<K>::insert(std::string_view k, std::string_view v) {
+  return put_bytes(k, v, false);
+}
+
+template <class K>
 bool tree<K>::update(std::string_view k, std::string_view v) {
-  check_key(k);
-  check_value(v);
-  if constexpr (!K::k_blocks) {
-    return update(key_u64(k), value_u64(v));
-  } else {
-    uint64_t kv = common::make_kv_block(p_, k, v);
-    auto g = p_.pin();
-    p_.fence();  // the block durable before the slot names it
-    uint64_t old = 0;
-    if (!update_word(K::make(k), kv, old)) {
-      p_.free(kv);
-      return false;
-    }
-    p_.retire(old);
-    return true;
-  }
+  return put_bytes(k, v, true);
 }
 
 template <class K>
