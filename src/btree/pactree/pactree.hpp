@@ -20,8 +20,8 @@
 // list right from a possibly stale anchor (left through `prev` from a node
 // merged away).
 //
-// Commits (persist mode; one 8-byte store, or two in one cache line whose
-// prefix states are all recoverable):
+// Commits (persist mode; every step one 8-byte store made durable before the
+// next, writers hold the node's lock until the last one is durable):
 //   insert: slot {key, value} flushed, fingerprint flushed, fence, bitmap bit
 //     stored, flushed, fence: 3 flushes, 2 fences (keys=bytes: + the kv
 //     block's lines, flushed before the same first fence);
@@ -30,16 +30,17 @@
 //   remove: the bitmap bit cleared, 1 flush, 1 fence;
 //   split (a full node n): an SMO log entry {split, n} (1 flush, 1 fence);
 //     a new node m with the upper half (keys=bytes: + a key block for its
-//     anchor), flushed, fence; then n.next = m and n.bitmap without the
-//     moved slots, two stores in n's first line, 1 flush, 1 fence. A crash
-//     leaves either no link (m unreachable, reclaimed by tracing) or the link
-//     with or without the bitmap store: recovery CLIPS n (clears n's slots
-//     whose keys are >= n.next's anchor, copies that m holds);
+//     anchor), flushed, fence; n.next = m, flush, fence (the commit: m is in
+//     the list); n.bitmap without the moved slots, flush, fence. A crash
+//     leaves no link (m unreachable, reclaimed by tracing) or the link with
+//     or without the bitmap store: recovery CLIPS n (clears n's slots whose
+//     keys are >= n.next's anchor: copies m holds). Measured: 3.3 flushes
+//     and 2.1 fences per insert at 1M random keys (1 split per ~32 inserts);
 //   merge (a remove leaves n below half full and n + its right neighbour r
 //     fit in 3/4 of a node): log entry {merge, n}; r's records copied into
-//     n's free slots, flushed, fence; n.bitmap with them, then n.next =
-//     r.next (same line, in that order), 1 flush, 1 fence. A crash between
-//     leaves the copies in n's bitmap beside r: the clip drops them.
+//     n's free slots, flushed, fence; n.bitmap with them, flush, fence (r
+//     still linked: a crash here leaves copies the clip drops); n.next =
+//     r.next, flush, fence (the commit: r leaves the list).
 //   The log names the nodes to clip; clipping is idempotent and correct on
 //   any node, so an entry left behind by a finished SMO is harmless.
 // prev pointers are not persisted: every open rebuilds them.
@@ -82,8 +83,9 @@
 // ART N16 in our search layer (pactree#1); fingerprints compare with AVX-512,
 // AVX2 or SSE2 chosen at run time; log blocks are allocated per thread slot
 // on first use (512 bytes each), no fixed 537 MB area.
-// Caveats: search-layer separators of merged nodes stay in DRAM until the
-// next open; nodes never shrink below one (the head stays).
+// Caveats: with keys=bytes the DRAM copies of separators removed by merges
+// are reclaimed only at the next open (the layer's arena); the head node is
+// never merged away; every open walks the whole list (not instant recovery).
 #pragma once
 
 #include <atomic>
