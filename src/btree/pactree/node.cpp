@@ -79,12 +79,23 @@ int tree<K>::find_slot(const dnode* n, probe_arg k) const noexcept {
   return -1;
 }
 
+// Sorts copies of the keys, not the slots: under an optimistic read a slot
+// may change during the sort, and std::sort must never see a comparison
+// change its answer (it would run off the array).
 template <class K>
 unsigned tree<K>::sorted_slots(const dnode* n, uint8_t* out) const {
+  struct item {
+    key k;
+    uint8_t slot;
+  };
+  item it[k_slots];
   unsigned c = 0;
-  for (uint64_t m = __atomic_load_n(&n->bitmap, __ATOMIC_ACQUIRE); m; m &= m - 1)
-    out[c++] = uint8_t(std::countr_zero(m));
-  std::sort(out, out + c, [&](uint8_t a, uint8_t b) { return K::less(key_of(n, a), key_of(n, b)); });
+  for (uint64_t m = __atomic_load_n(&n->bitmap, __ATOMIC_ACQUIRE); m; m &= m - 1) {
+    unsigned i = unsigned(std::countr_zero(m));
+    it[c++] = {key_of(n, i), uint8_t(i)};
+  }
+  std::sort(it, it + c, [](const item& a, const item& b) { return K::less(a.k, b.k); });
+  for (unsigned j = 0; j < c; ++j) out[j] = it[j].slot;
   return c;
 }
 
