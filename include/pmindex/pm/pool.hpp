@@ -187,6 +187,11 @@ class pool {
   size_t block_size(uint64_t off) const { return heap_->block_size(off); }
   bool is_allocated(uint64_t off) const { return heap_->is_allocated(off); }
 
+  // The calling thread's slot, 0 .. sync::epoch_manager::k_max_slots - 1:
+  // held by one thread at a time, reused after that thread exits. An index
+  // may key per-thread persistent state by it (PACTree's SMO logs).
+  uint32_t thread_slot() { return local().slot; }
+
   // --- epochs
   sync::epoch_guard pin() { return sync::epoch_guard(*epochs_, local().slot); }
   sync::epoch_manager& epochs() noexcept { return *epochs_; }

@@ -214,6 +214,58 @@ void inner_layer<K>::insert_at(std::vector<node*>& path, size_t depth, const key
 }
 
 template <class K>
+void inner_layer<K>::drop_first(node* n) {
+  uint64_t* c = kids(n);
+  uint32_t cnt = n->count;
+  for (uint32_t j = 0; j < cnt; ++j) {
+    st(&c[j], c[j + 1]);
+    if (j + 1 < cnt) set_key(n, j, key_at(n, j + 1));
+  }
+  st(&n->count, cnt - 1);
+}
+
+template <class K>
+void inner_layer<K>::erase(const key& low) {
+  std::lock_guard lk(mu_);
+  // The descent of low, and the deepest node on it that holds low as a
+  // separator (position p: key p - 1 is low, child p the subtree below it).
+  std::vector<std::pair<node*, uint32_t>> path;
+  size_t a = SIZE_MAX;
+  for (node* n = root_;;) {
+    uint32_t p = position(n, n->count, K::probe_of(low));
+    if (p > 0 && !K::less(key_at(n, p - 1), low)) a = path.size();
+    path.emplace_back(n, p);
+    if (n->level == 1) break;
+    n = reinterpret_cast<node*>(kids(n)[p]);
+  }
+  if (a == SIZE_MAX) return;  // not a separator (the head's low key)
+  auto [an, ap] = path[a];
+  __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELAXED);
+  std::atomic_thread_fence(std::memory_order_release);
+  // Below an, the subtree of child ap starts with the leaf: the deepest node
+  // of its leftmost chain that has a second child gives up its first child,
+  // and its first key replaces low in an. If the chain is single children
+  // all the way down, an loses the separator and the child.
+  size_t i = path.size();
+  while (--i > a && path[i].first->count == 0) {
+  }
+  if (i > a) {
+    node* n = path[i].first;
+    set_key(an, ap - 1, key_at(n, 0));  // [low, that key) now routes to the leaf on the left
+    drop_first(n);
+  } else {
+    uint64_t* c = kids(an);
+    uint32_t cnt = an->count;
+    for (uint32_t j = ap - 1; j + 1 < cnt; ++j) {
+      set_key(an, j, key_at(an, j + 1));
+      st(&c[j + 1], c[j + 2]);
+    }
+    st(&an->count, cnt - 1);
+  }
+  __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELEASE);
+}
+
+template <class K>
 std::string inner_layer<K>::check_node(const node* n, const key& lo, bool has_hi, const key& hi) const {
   const uint64_t* c = kids(n);
   if (n->count > cap_) return "inner node count above capacity";

@@ -58,6 +58,15 @@ class inner_layer {
   // made by a leaf split). Thread-safe (takes the writer mutex).
   void insert(const key& low, uint64_t off);
 
+  // Drops the leaf whose low key is `low` (not the head): its range then
+  // routes to the leaf on its left (which absorbed it). The separator is
+  // removed from the deepest node holding it, or, when the leaf is the first
+  // child under it, replaced by the next separator of that subtree, whose
+  // first child is dropped. Racing readers may get a hint one leaf left or
+  // right of the exact one (a wrong hint, as with insert()); nothing keeps
+  // pointing at the dropped leaf. Nodes are never freed. Thread-safe.
+  void erase(const key& low);
+
   // Seqlock word of the layer: odd while insert() modifies it, bumped by 2 per
   // insert. A find() started at an even version v whose caller then sees v
   // again, after taking (or snapshotting) the leaf, got the exact leaf: leaf
@@ -95,6 +104,7 @@ class inner_layer {
   void set_key(node* n, uint32_t i, const key& k) noexcept;
   key own(const key& k);  // the layer's copy of a separator (bytes)
   node* make(uint32_t level);
+  void drop_first(node* n);  // removes child 0 and key 0 (count > 0)
   void clear();
   // Index of the child whose range holds key: the number of keys <= key.
   uint32_t position(const node* n, uint32_t count, probe_arg key) const noexcept;

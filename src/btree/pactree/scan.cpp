@@ -1,0 +1,186 @@
+// PACTree scans (see pactree.hpp, "Scans"): unsafe (each node one validated
+// snapshot) or safe (every node read validated again at the end: atomic).
+#include <bit>
+
+#include "btree/pactree/pactree.hpp"
+
+namespace pmindex::btree::pactree {
+
+using common::load_acq;
+using common::store_rel;
+
+// n's used slots in key order, from its permutation array when that was
+// built at version v; otherwise sorted here and, if n can be locked from v
+// at once, stored with the version n will have after the unlock (v is then
+// that version). An optimistic read: the caller validates v.
+template <class K>
+unsigned tree<K>::node_order(dnode* n, uint64_t& v, uint8_t* order) {
+  if (load_acq(&n->perm_version) == v) {
+    unsigned c = std::min<unsigned>(load_acq(&n->perm_count), k_slots);
+    std::memcpy(order, n->perm, c);
+    return c;
+  }
+  unsigned c = sorted_slots(n, order);
+  if (upgrade(n, v)) {
+    std::memcpy(n->perm, order, c);
+    store_rel(&n->perm_count, uint32_t(c));
+    uint64_t after = (load_acq(&n->lock) & ~k_locked) + k_step;
+    store_rel(&n->perm_version, after);
+    unlock(n);  // the word becomes `after`
+    v = after;
+  }
+  return c;
+}
+
+// The smallest key after `last`, as a probe (false: there is none).
+template <class K>
+bool tree<K>::after(const entry& last, probe& p, std::string& buf) const {
+  if constexpr (K::k_blocks) {
+    buf.assign(common::kv_key(p_, last.value));
+    buf.push_back('\0');
+    p = K::make(buf);
+    return true;
+  } else {
+    if (last.key == UINT64_MAX) return false;
+    p = last.key + 1;
+    return true;
+  }
+}
+
+template <class K>
+void tree<K>::collect(probe_arg from, size_t count, std::vector<entry>& out, const key* hi) {
+  struct seen {
+    const dnode* n;
+    uint64_t v;
+  };
+  thread_local std::vector<seen> visited;
+  std::string buf;
+restart:
+  out.clear();
+  visited.clear();
+  probe lower = from;
+  uint64_t v;
+  dnode* n = locate(lower, v);
+  bool first = true;  // only the first node of a walk holds keys below `lower`
+  bool past = false;  // a key above hi was met
+  for (;;) {
+    uint8_t ord[k_slots];
+    unsigned c = node_order(n, v, ord);
+    const size_t mark = out.size();
+    for (unsigned j = 0; j < c && out.size() < count; ++j) {
+      const entry* s = &n->slot[ord[j]];
+      entry e{__atomic_load_n(&s->key, __ATOMIC_RELAXED), load_acq(&s->value)};
+      if (first && K::less(K::of(p_, e.key, e.value), lower)) continue;
+      if (hi && K::less(*hi, K::of(p_, e.key, e.value))) {
+        past = true;
+        break;
+      }
+      out.push_back(e);
+    }
+    const uint64_t nx = load_acq(&n->next);
+    if (!validate(n, v)) {  // changed while read: read it again
+      out.resize(mark);
+      past = false;
+      v = read_begin(n);
+      if (!first && !obsolete(v)) continue;  // still after everything emitted
+      // The first node may have split (lower now further right) or been
+      // merged: find lower's node again.
+      if (safe_scan_ && !first) goto restart;
+      if (!out.empty() && !after(out.back(), lower, buf)) return;
+      n = locate(lower, v);
+      first = true;
+      continue;
+    }
+    if (safe_scan_) visited.push_back({n, v});
+    if (past || out.size() >= count || !nx) break;
+    n = at(nx);
+    v = read_begin(n);
+    first = false;
+    if (obsolete(v)) {  // merged into the node just read, after it was read
+      if (safe_scan_) goto restart;
+      if (!out.empty() && !after(out.back(), lower, buf)) return;
+      n = locate(lower, v);
+      first = true;
+    }
+  }
+  if (safe_scan_)
+    for (const seen& s : visited)
+      if (!validate(s.n, s.v)) goto restart;  // some node changed: not one snapshot
+}
+
+template <class K>
+size_t tree<K>::scan(uint64_t from, size_t count, record* out) {
+  if constexpr (K::k_blocks) {
+    return bytes_index::scan(from, count, out);
+  } else {
+    if (!count) return 0;
+    thread_local std::vector<entry> got;
+    auto g = p_.pin();
+    collect(from, count, got);
+    for (size_t i = 0; i < got.size(); ++i) out[i] = {got[i].key, got[i].value};
+    return got.size();
+  }
+}
+
+// `from` is a bound of any length, not a key.
+template <class K>
+size_t tree<K>::scan(std::string_view from, size_t count, record_buffer& out) {
+  if (!count) return 0;
+  thread_local std::vector<entry> got;
+  auto g = p_.pin();
+  if constexpr (K::k_blocks) {
+    std::string lower(from);
+    collect(K::make(lower), count, got);
+    for (const entry& e : got) {
+      const common::kv_block* b = common::kv_at(p_, e.value);
+      out.push_back(common::kv_key(b), common::kv_value(b));
+    }
+  } else {
+    // The smallest 8-byte key >= from.
+    char b[8] = {};
+    if (!from.empty()) std::memcpy(b, from.data(), std::min<size_t>(from.size(), 8));
+    uint64_t k = key_u64({b, 8});
+    if (from.size() > 8 && ++k == 0) return 0;
+    collect(k, count, got);
+    for (const entry& e : got) out.push_back(key_bytes(e.key), value_bytes(e.value));
+  }
+  return got.size();
+}
+
+template <class K>
+size_t tree<K>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
+  if constexpr (K::k_blocks) {
+    return bytes_index::range(lo, hi, out);
+  } else {
+    if (hi < lo) return 0;
+    thread_local std::vector<entry> got;
+    auto g = p_.pin();
+    collect(lo, SIZE_MAX, got, &hi);
+    for (const entry& e : got) out.push_back({e.key, e.value});
+    return got.size();
+  }
+}
+
+template <class K>
+size_t tree<K>::range(std::string_view lo, std::string_view hi, record_buffer& out) {
+  if constexpr (!K::k_blocks) {
+    return index::range(lo, hi, out);  // scans of 256 (8-byte bounds from any strings)
+  } else {
+    if (hi < lo) return 0;
+    thread_local std::vector<entry> got;
+    auto g = p_.pin();
+    std::string l(lo), h(hi);
+    const key hk = K::make(h);
+    collect(K::make(l), SIZE_MAX, got, &hk);
+    for (const entry& e : got) {
+      const common::kv_block* b = common::kv_at(p_, e.value);
+      out.push_back(common::kv_key(b), common::kv_value(b));
+    }
+    return got.size();
+  }
+}
+
+template class tree<detail::u64_keys>;
+template class tree<detail::byte_keys>;
+
+}  // namespace pmindex::btree::pactree

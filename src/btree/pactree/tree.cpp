@@ -1,0 +1,337 @@
+// PACTree (see pactree.hpp): open and recovery, the per-thread SMO logs, the
+// background SMO thread, and the public calls of both key kinds.
+#include <bit>
+#include <chrono>
+#include <cstddef>
+
+#include "btree/pactree/pactree.hpp"
+#include "common/root_block.hpp"
+#include "pmindex/sync/optimistic_lock.hpp"
+
+namespace pmindex::btree::pactree {
+
+using common::load_acq;
+using common::store_rel;
+
+namespace {
+constexpr uint32_t k_log_full = (uint32_t{1} << k_log_entries) - 1;
+constexpr uint32_t k_layer_fanout = 64;  // separators per DRAM search-layer node
+}  // namespace
+
+template <class K>
+tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
+    : bytes_index(p), p_(p), mut_(cfg), layer_(k_layer_fanout),
+      busy_(new std::atomic<uint32_t>[k_max_logs]()) {
+  cap_ = unsigned(cfg.u64("node"));
+  safe_scan_ = cfg.get("scan") == "safe";
+  if (kind == open_kind::created) {
+    uint64_t h = p_.alloc_or_throw(sizeof(dnode));
+    std::memset(p_.template ptr<void>(h), 0, sizeof(dnode));
+    at(h)->lock = uint64_t(gen_) << 32;
+    p_.persist(at(h), offsetof(dnode, fp));  // empty: the header line is all recovery reads
+    root_ = common::create_root<root_block>(p_, k_magic, [&](root_block& r) {
+      r.gen = gen_;
+      r.head = h;
+      r.node_slots = cap_;
+    });
+    layer_.build({{K::k_min, h}});
+  } else {
+    root_ = common::attach_root<root_block>(p_, k_magic, "pactree");
+    if (root_->node_slots != cap_) corrupt("node size in the pool does not match its parameters");
+    uint64_t g = root_->gen + 1;
+    if (uint32_t(g) == 0) ++g;  // 0 is never a generation
+    p_.store_persist(&root_->gen, g);
+    gen_ = uint32_t(g);
+    if (kind == open_kind::dirty) recover_logs();
+    rebuild_layer();
+  }
+  bg_ = std::thread([this] { smo_thread(); });
+}
+
+template <class K>
+tree<K>::~tree() {
+  if (bg_.joinable()) stop_thread(true);
+}
+
+template <class K>
+void tree<K>::close() {
+  if (bg_.joinable()) stop_thread(true);  // every SMO applied, every log entry free
+  index::close();
+}
+
+template <class K>
+void tree<K>::abandon() {
+  if (bg_.joinable()) stop_thread(false);  // as a crash leaves it: queued SMOs stay logged
+  index::abandon();
+}
+
+// ---------------------------------------------------------------- recovery
+
+// Dirty open: every non-free log entry names a node an SMO was changing:
+// clip it, then free the entry. Entries are written before their SMO's
+// first store and freed only after it was applied, so the node is live.
+template <class K>
+void tree<K>::recover_logs() {
+  for (unsigned s = 0; s < k_max_logs; ++s) {
+    uint64_t lo = root_->logs[s];
+    if (!lo) continue;
+    if (!p_.valid_block(lo, sizeof(smo_log))) corrupt("an SMO log outside the heap");
+    auto* log = p_.template ptr<smo_log>(lo);
+    for (auto& e : log->e) {
+      if (e.kind == k_smo_free) continue;
+      if (e.kind > k_smo_merge || !node_in_heap(e.left)) corrupt("a damaged SMO log entry");
+      clip(at(e.left));
+      e.kind = k_smo_free;
+      p_.flush(&e.kind, 8);
+    }
+  }
+  p_.fence();
+}
+
+// Every open: walk the list (links, anchors and, dirty, records checked
+// before they are read), set the prev pointers and build the search layer.
+template <class K>
+void tree<K>::rebuild_layer() {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::pair<key, uint64_t>> nodes;
+  uint64_t prev = 0;
+  for (uint64_t off = root_->head; off; off = at(off)->next) {
+    if (!node_in_heap(off)) corrupt("a node link outside the heap");
+    dnode* n = at(off);
+    if constexpr (K::k_blocks) {
+      if (!K::valid_low(p_, n->low)) corrupt("an anchor block outside the heap");
+      for (uint64_t m = n->bitmap; m; m &= m - 1)
+        if (!K::valid_record(p_, n->slot[std::countr_zero(m)].value)) corrupt("a record block outside the heap");
+    }
+    key low = low_of(n);
+    if (nodes.empty() ? K::less(K::k_min, low) : !K::less(nodes.back().first, low))
+      corrupt("node anchors out of order");
+    if (nodes.size() > p_.size() / sizeof(dnode)) corrupt("the node list has a cycle");
+    n->prev = prev;
+    n->perm_version = 0;  // the permutation line may be older than the bitmap (or clipped since)
+    nodes.emplace_back(low, off);
+    prev = off;
+  }
+  layer_.build(nodes);
+  rebuild_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// ---------------------------------------------------------------- SMO log
+
+template <class K>
+typename tree<K>::smo tree<K>::log_begin(smo_kind kind, uint64_t left, uint64_t right) {
+  const uint32_t s = p_.thread_slot();
+  uint64_t lo = load_acq(&root_->logs[s]);
+  if (!lo) {  // this slot's first SMO: its log block, durable before the root names it
+    lo = p_.alloc_or_throw(sizeof(smo_log));
+    std::memset(p_.template ptr<void>(lo), 0, sizeof(smo_log));
+    p_.flush(p_.template ptr<void>(lo), sizeof(smo_log));
+    p_.fence();
+    p_.store_persist(&root_->logs[s], lo);
+  } else if (!p_.valid_block(lo, sizeof(smo_log))) {
+    corrupt("an SMO log outside the heap");
+  }
+  uint32_t b;
+  for (unsigned spins = 0; (b = busy_[s].load(std::memory_order_acquire)) == k_log_full; ++spins) {
+    q_cv_.notify_one();  // every entry waits for the SMO thread
+    sync::optimistic_lock::backoff(spins);
+  }
+  unsigned i = unsigned(std::countr_zero(~b));
+  busy_[s].fetch_or(uint32_t{1} << i, std::memory_order_relaxed);
+  smo_entry* e = &p_.template ptr<smo_log>(lo)->e[i];
+  e->left = left;
+  e->right = right;
+  store_rel(&e->kind, uint64_t(kind));  // after left: a line holding kind holds left
+  p_.persist(e, 16);
+  return smo{kind, left, right, e, s, i};
+}
+
+template <class K>
+void tree<K>::log_release(const smo& s) {
+  if (!s.e) return;  // mutant split_unlogged
+  store_rel(&s.e->kind, uint64_t(k_smo_free));
+  p_.persist(&s.e->kind, 8);
+  busy_[s.log_slot].fetch_and(~(uint32_t{1} << s.pos), std::memory_order_release);
+}
+
+// ---------------------------------------------------------------- SMO thread
+
+template <class K>
+void tree<K>::queue(const smo& s) {
+  std::lock_guard lk(q_mu_);  // taken under the SMO's node locks: the queue is in SMO order
+  q_.push_back(s);
+  q_cv_.notify_one();
+}
+
+template <class K>
+void tree<K>::smo_thread() {
+  std::unique_lock lk(q_mu_);
+  for (;;) {
+    q_cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
+    if (q_.empty() || (stop_ && !drain_on_stop_)) break;
+    smo s = q_.front();
+    q_.pop_front();
+    applying_ = true;
+    lk.unlock();
+    apply(s);
+    lk.lock();
+    applying_ = false;
+    if (q_.empty()) idle_cv_.notify_all();
+  }
+  applying_ = false;
+  idle_cv_.notify_all();
+}
+
+// Search layer first, then the log entry: a crash in between leaves an
+// entry whose clip finds nothing to do.
+template <class K>
+void tree<K>::apply(const smo& s) {
+  dnode* r = at(s.right);
+  if (s.kind == k_smo_split) {
+    layer_.insert(low_of(r), s.right);
+  } else {
+    layer_.erase(low_of(r));
+    // r is out of the list (durably) and out of the layer: readers that
+    // still hold it are pinned; it is freed after them.
+    if constexpr (K::k_blocks) p_.retire(r->low);
+    p_.retire(s.right);
+  }
+  log_release(s);
+  applied_.fetch_add(1, std::memory_order_relaxed);
+}
+
+template <class K>
+void tree<K>::stop_thread(bool drain) {
+  {
+    std::lock_guard lk(q_mu_);
+    stop_ = true;
+    drain_on_stop_ = drain;
+    q_cv_.notify_one();
+  }
+  bg_.join();
+}
+
+template <class K>
+void tree<K>::drain_smo() {
+  std::unique_lock lk(q_mu_);
+  idle_cv_.wait(lk, [&] { return (q_.empty() && !applying_) || !bg_.joinable(); });
+}
+
+// ---------------------------------------------------------------- calls
+
+// The u64 calls: native with keys=u64 (pinned: merged nodes are retired),
+// through the byte calls with keys=bytes.
+template <class K>
+bool tree<K>::insert(uint64_t k, uint64_t v) {
+  if constexpr (K::k_blocks) return bytes_index::insert(k, v);
+  else return pinned([&] { return insert_word(k, v); });
+}
+
+template <class K>
+bool tree<K>::update(uint64_t k, uint64_t v) {
+  uint64_t old;
+  if constexpr (K::k_blocks) return bytes_index::update(k, v);
+  else return pinned([&] { return update_word(k, v, old); });
+}
+
+template <class K>
+bool tree<K>::remove(uint64_t k) {
+  uint64_t old;
+  if constexpr (K::k_blocks) return bytes_index::remove(k);
+  else return pinned([&] { return remove_word(k, old); });
+}
+
+template <class K>
+std::optional<uint64_t> tree<K>::lookup(uint64_t k) {
+  if constexpr (K::k_blocks) {
+    return bytes_index::lookup(k);
+  } else {
+    auto g = p_.pin();
+    for (;;) {
+      uint64_t v;
+      const dnode* n = locate(k, v);
+      int i = find_slot(n, k);
+      uint64_t val = i >= 0 ? load_acq(&n->slot[i].value) : 0;
+      if (validate(n, v)) return i >= 0 ? std::optional<uint64_t>(val) : std::nullopt;
+    }
+  }
+}
+
+// The byte insert and update. keys=bytes: a new record block (written and
+// flushed before any lock), then the word that names it: an insert's own
+// fence orders it before the bitmap commit; an update fences first. A block
+// never published is freed at once; a replaced one is retired.
+template <class K>
+bool tree<K>::put_bytes(std::string_view k, std::string_view v, bool update) {
+  check_key(k);
+  check_value(v);
+  if constexpr (!K::k_blocks) {
+    return update ? this->update(key_u64(k), value_u64(v)) : insert(key_u64(k), value_u64(v));
+  } else {
+    uint64_t kv = common::make_kv_block(p_, k, v);
+    auto g = p_.pin();
+    uint64_t old = 0;
+    bool ok;
+    try {
+      if (update) p_.fence();
+      ok = update ? update_word(K::make(k), kv, old) : insert_word(K::make(k), kv);
+    } catch (...) {
+      p_.free(kv);
+      throw;
+    }
+    if (!ok) p_.free(kv);
+    if (ok && update) p_.retire(old);
+    return ok;
+  }
+}
+
+template <class K>
+bool tree<K>::insert(std::string_view k, std::string_view v) {
+  return put_bytes(k, v, false);
+}
+
+template <class K>
+bool tree<K>::update(std::string_view k, std::string_view v) {
+  return put_bytes(k, v, true);
+}
+
+template <class K>
+bool tree<K>::remove(std::string_view k) {
+  check_key(k);
+  if constexpr (!K::k_blocks) {
+    return remove(key_u64(k));
+  } else {
+    auto g = p_.pin();
+    uint64_t old = 0;
+    if (!remove_word(K::make(k), old)) return false;
+    p_.retire(old);
+    return true;
+  }
+}
+
+template <class K>
+bool tree<K>::lookup(std::string_view k, std::string* v) {
+  check_key(k);
+  if constexpr (!K::k_blocks) {
+    auto r = lookup(key_u64(k));
+    if (r && v) v->assign(value_bytes(*r));
+    return r.has_value();
+  } else {
+    auto g = p_.pin();
+    const probe pk = K::make(k);
+    for (;;) {
+      uint64_t ver;
+      const dnode* n = locate(pk, ver);
+      int i = find_slot(n, pk);
+      uint64_t kv = i >= 0 ? load_acq(&n->slot[i].value) : 0;
+      if (!validate(n, ver)) continue;
+      if (i >= 0 && v) v->assign(common::kv_value(p_, kv));  // blocks are immutable and pinned
+      return i >= 0;
+    }
+  }
+}
+
+template class tree<detail::u64_keys>;
+template class tree<detail::byte_keys>;
+
+}  // namespace pmindex::btree::pactree

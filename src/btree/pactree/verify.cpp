@@ -1,0 +1,136 @@
+// PACTree (see pactree.hpp): check(), trace(), stats(). check() and trace()
+// first wait for the SMO thread to apply every queued SMO and do not run
+// beside writers; stats() may (its counts are then approximate).
+#include <algorithm>
+#include <bit>
+
+#include "btree/pactree/pactree.hpp"
+
+namespace pmindex::btree::pactree {
+
+// One node against its anchor and its right neighbour's: records inside
+// [low, next low), fingerprints right, no key twice, (bytes) live blocks.
+template <class K>
+std::string tree<K>::check_node(const dnode* n, const dnode* next) const {
+  const unsigned used = unsigned(std::popcount(n->bitmap));
+  if (used > cap_) return "more records than the node size";
+  if (current(n->lock) && (n->lock & (k_locked | k_obsolete))) return "node left locked or obsolete in the list";
+  const key low = low_of(n);
+  uint8_t ord[k_slots];
+  unsigned c = 0;
+  for (uint64_t m = n->bitmap; m; m &= m - 1) {
+    unsigned i = unsigned(std::countr_zero(m));
+    if constexpr (K::k_blocks) {
+      uint64_t b = n->slot[i].value;
+      if (!K::valid_record(p_, b) || !p_.is_allocated(b)) return "slot " + std::to_string(i) + ": bad record block";
+      if (detail::key_prefix(common::kv_key(p_, b)) != n->slot[i].key)
+        return "slot " + std::to_string(i) + ": record block does not match its prefix word";
+    }
+    key k = key_of(n, i);
+    if (n->fp[i] != K::fp_of(k)) return "slot " + std::to_string(i) + ": wrong fingerprint";
+    if (K::less(k, low)) return K::describe(k) + " below its node's anchor";
+    if (next && !K::less(k, low_of(next))) return K::describe(k) + " at or above the next node's anchor";
+    ord[c++] = uint8_t(i);
+  }
+  std::sort(ord, ord + c, [&](uint8_t a, uint8_t b) { return K::less(key_of(n, a), key_of(n, b)); });
+  for (unsigned j = 1; j < c; ++j)
+    if (!K::less(key_of(n, ord[j - 1]), key_of(n, ord[j]))) return K::describe(key_of(n, ord[j])) + " twice";
+  return {};
+}
+
+template <class K>
+check_result tree<K>::check() {
+  drain_smo();
+  std::vector<std::pair<key, uint64_t>> nodes;
+  uint64_t prev = 0;
+  for (uint64_t off = root_->head; off;) {
+    if (!node_in_heap(off) || !p_.is_allocated(off)) return check_result::fail("pactree: a node link outside the heap");
+    const dnode* n = at(off);
+    const uint64_t nx = n->next;
+    if (nx && !node_in_heap(nx)) return check_result::fail("pactree: a node link outside the heap");
+    if constexpr (K::k_blocks)
+      for (uint64_t b : {n->low, nx ? at(nx)->low : 0})
+        if (!K::valid_low(p_, b) || (b && !p_.is_allocated(b)))
+          return check_result::fail("pactree: node " + std::to_string(off) + ": bad anchor block");
+    if (n->prev != prev) return check_result::fail("pactree: node " + std::to_string(off) + ": wrong prev pointer");
+    key low = low_of(n);
+    if (nodes.empty() ? K::less(K::k_min, low) : !K::less(nodes.back().first, low))
+      return check_result::fail("pactree: node anchors out of order at " + K::describe(low));
+    auto e = check_node(n, nx ? at(nx) : nullptr);
+    if (!e.empty()) return check_result::fail("pactree: node " + std::to_string(off) + ": " + e);
+    nodes.emplace_back(low, off);
+    if (nodes.size() > p_.size() / sizeof(dnode)) return check_result::fail("pactree: the node list has a cycle");
+    prev = off;
+    off = nx;
+  }
+  auto e = layer_.check(nodes);
+  if (!e.empty()) return check_result::fail("pactree: search layer: " + e);
+  for (unsigned s = 0; s < k_max_logs; ++s) {
+    if (uint64_t lo = root_->logs[s]) {
+      if (!p_.valid_block(lo, sizeof(smo_log)) || !p_.is_allocated(lo))
+        return check_result::fail("pactree: an SMO log outside the heap");
+      for (auto& en : p_.template ptr<smo_log>(lo)->e)
+        if (en.kind != k_smo_free) return check_result::fail("pactree: an SMO log entry left after its SMO was applied");
+    }
+    if (busy_[s].load()) return check_result::fail("pactree: a log entry still marked busy");
+  }
+  return {};
+}
+
+// Validates every word before following it (a dirty open traces a pool
+// nothing has checked yet besides rebuild_layer()).
+template <class K>
+void tree<K>::trace(pm::pool::trace_sink& sink) {
+  drain_smo();
+  sink.add(p_.off(root_), sizeof(root_block));
+  for (unsigned s = 0; s < k_max_logs; ++s)
+    if (uint64_t lo = root_->logs[s]) {
+      if (!p_.valid_block(lo, sizeof(smo_log))) corrupt("an SMO log outside the heap");
+      sink.add(lo, sizeof(smo_log));
+    }
+  uint64_t count = 0;
+  for (uint64_t off = root_->head; off; off = at(off)->next) {
+    if (!node_in_heap(off)) corrupt("a node link outside the heap");
+    if (++count > p_.size() / sizeof(dnode)) corrupt("the node list has a cycle");
+    sink.add(off, sizeof(dnode));
+    if constexpr (K::k_blocks) {
+      const dnode* n = at(off);
+      if (!K::valid_low(p_, n->low)) corrupt("an anchor block outside the heap");
+      if (n->low) sink.add(n->low, common::kv_block_size(p_, n->low));
+      for (uint64_t m = n->bitmap; m; m &= m - 1) {
+        uint64_t b = n->slot[std::countr_zero(m)].value;
+        if (!K::valid_record(p_, b)) corrupt("a record block outside the heap");
+        sink.add(b, common::kv_block_size(p_, b));
+      }
+    }
+  }
+}
+
+template <class K>
+index_stats tree<K>::stats() {
+  auto g = p_.pin();  // may run beside writers (approximate then): merged nodes stay readable
+  index_stats s;
+  uint64_t nodes = 0;
+  for (uint64_t off = root_->head; off; off = at(off)->next) {
+    s.records += uint64_t(std::popcount(at(off)->bitmap));
+    ++nodes;
+  }
+  auto u = p_.usage();
+  s.pm_bytes_used = u.used_bytes;
+  s.pm_bytes_reserved = u.reserved_bytes;
+  s.dram_bytes = u.dram_bytes + sizeof(*this) + layer_.dram_bytes() + k_max_logs * sizeof(uint32_t);
+  s.extra = {{"nodes", double(nodes)},
+             {"node_fill", nodes ? double(s.records) / double(nodes * cap_) : 0.0},
+             {"splits", double(splits_.load())},
+             {"merges", double(merges_.load())},
+             {"smo_applied", double(applied_.load())},
+             {"layer_nodes", double(layer_.nodes())},
+             {"layer_dram_bytes", double(layer_.dram_bytes())},
+             {"rebuild_seconds", rebuild_seconds_}};
+  return s;
+}
+
+template class tree<detail::u64_keys>;
+template class tree<detail::byte_keys>;
+
+}  // namespace pmindex::btree::pactree
