@@ -13,3 +13,6 @@ $report permart_vs_artifact.json        # -> permart_vs_artifact-report/
 $report wort.json                       # -> wort-report/
 $report wort16m/recover-sparse.json     # -> wort16m/recover-sparse-report/
 $report harness/*.json --out harness-report --title "pmindex report: the harness's own runs (docs/results/harness.md)"
+$report bytes/matrix/*-t*.json --out bytes-report --title "pmindex report: byte keys on every dataset (docs/results/bytes.md)"
+$report roart/*.json --out roart-report --title "pmindex report: ROART beside PermART, WORT, LB+-Tree (docs/results/roart.md)"
+$report pactree/*.json --out pactree-report --title "pmindex report: PACTree beside PermART, FPTree, LB+-Tree, ROART (docs/results/pactree.md)"
