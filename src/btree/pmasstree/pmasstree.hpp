@@ -312,6 +312,9 @@ class tree final : public bytes_index {
   void trace_layer(pm::pool::trace_sink& sink, uint64_t root, unsigned depth);
   void clip_layer(uint64_t root, unsigned depth);  // recovery
   uint64_t leftmost(uint64_t root) const;
+  // A block the heap has handed out (not checked while a dirty open
+  // validates the pool: the heap is rebuilt from trace() after it).
+  bool allocated(uint64_t off) const { return recovering_ || p_.is_allocated(off); }
   [[noreturn]] void corrupt(const std::string& what) const {
     throw error(errc::corrupt, "pmasstree: " + what);
   }
@@ -320,6 +323,7 @@ class tree final : public bytes_index {
   root_block* root_ = nullptr;
   uint32_t gen_ = 1;
   unsigned leaf_cap_ = k_width, inner_cap_ = k_width + 1;  // params `leaf` (slots), `inner` (children)
+  bool recovering_ = false;
   common::mutant_switch<mutant> mut_;
   pthread_rwlock_t smo_;  // writers shared; splits exclusive (writer-preferring)
 };

@@ -94,7 +94,9 @@ tree<Bytes>::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_
     // The only repair: leaves a split left with copies of their right
     // neighbour. Then the whole trie is validated before tracing follows it.
     clip_layer(root_->root, 0);
+    recovering_ = true;
     auto c = check();
+    recovering_ = false;
     if (!c.ok) throw error(errc::corrupt, c.message);
   }
 }

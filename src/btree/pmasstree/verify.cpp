@@ -47,7 +47,7 @@ std::string tree<Bytes>::check_inner(uint64_t off, ikey lo, const ikey* hi, unsi
                                      std::vector<uint64_t>& leaves, census& c) {
   if (depth > k_max_inner_depth) return "inner nodes nested too deep";
   if (++c.inners > p_.size() / sizeof(inner)) return "inner nodes reached more than once";
-  if (!p_.valid_block(off, sizeof(inner)) || kind_of(at<void>(off)) != k_inner)
+  if (!p_.valid_block(off, sizeof(inner)) || kind_of(at<void>(off)) != k_inner || !allocated(off))
     return "a child word " + hex(off) + " names no node";
   const inner* n = at<inner>(off);
   const uint64_t nk = n->nkeys;
@@ -101,7 +101,7 @@ std::string tree<Bytes>::check_layer(uint64_t root, size_t d, std::string& prefi
   uint64_t count = 0;
   for (uint64_t off = refs.front(); off; ++count) {
     if (count > p_.size() / sizeof(leaf)) return "a leaf chain has a cycle";
-    if (!p_.valid_block(off, sizeof(leaf)) || kind_of(at<void>(off)) != k_leaf)
+    if (!p_.valid_block(off, sizeof(leaf)) || kind_of(at<void>(off)) != k_leaf || !allocated(off))
       return "a next word " + hex(off) + " names no leaf";
     const leaf* l = at(off);
     ++c.leaves;
