@@ -85,6 +85,17 @@
 // Scans: depth first through the layers, leaf by leaf along the chains,
 // each leaf one validated snapshot; sorted, no duplicates, a record present
 // for the whole scan is returned; not an atomic snapshot.
+//
+// Measured (`pmindex bench`, 100k sparse u64 keys, default widths): 3.3
+// flushes and 2.5 fences per insert (splits included), 1 + 1 per update,
+// 1 + 1 per remove.
+//
+// Caveats: splits (and the inner-node copies they make) run one at a time,
+// under the exclusive structure lock, while record writes to different
+// leaves run in parallel -- Masstree splits in parallel, holding the node
+// and parent locks; leaves and layers emptied by removes stay (reused by
+// later inserts; Masstree frees them); keys up to 4096 bytes; generations
+// are 32 bits (a leaf last locked exactly 2^32 opens ago would look held).
 #pragma once
 
 #include <pthread.h>
