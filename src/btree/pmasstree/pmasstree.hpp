@@ -134,7 +134,7 @@ inline unsigned class_of(ikey k) noexcept { return unsigned(k) & 0xff; }
 inline ikey ikey_at(std::string_view s, size_t d) noexcept {
   size_t off = 8 * d, rem = s.size() - off;
   uint64_t w = 0;
-  std::memcpy(&w, s.data() + off, rem < 8 ? rem : 8);
+  if (rem) std::memcpy(&w, s.data() + off, rem < 8 ? rem : 8);  // (the empty key's data may be null)
   return make_ikey(__builtin_bswap64(w), rem > 8 ? k_more : unsigned(rem));
 }
 
