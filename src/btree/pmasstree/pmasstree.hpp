@@ -196,8 +196,6 @@ struct perm_t {
   perm_t inserted(unsigned pos) const noexcept;
   // Without the slot at position pos (it becomes the first free one).
   perm_t removed(unsigned pos) const noexcept;
-  // Made of slots[0..n) in order, the others free after them.
-  static perm_t of(const uint8_t* slots, unsigned n) noexcept;
 };
 
 // ---------------------------------------------------------------- the index
@@ -290,7 +288,7 @@ class tree final : public bytes_index {
   uint64_t new_leaf(uint64_t next, ikey low);  // allocated, header written, not flushed
 
   // --- writes (write.cpp)
-  enum op { k_insert, k_update, k_upsert, k_remove };
+  enum op { k_insert, k_update, k_remove };
   // 1: done, 0: not done (absent / present), -1: the leaf is full (split
   // it under the exclusive lock and retry). `kv`: keys=bytes, the record's
   // block (written and flushed); keys=u64, the value.

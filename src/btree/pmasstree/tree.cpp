@@ -48,18 +48,6 @@ perm_t perm_t::removed(unsigned pos) const noexcept {
   return n.word(size() - 1);
 }
 
-perm_t perm_t::of(const uint8_t* slots, unsigned n) noexcept {
-  uint64_t w = n, used = 0;
-  unsigned i = 0;
-  for (; i < n; ++i) {
-    w |= uint64_t(slots[i]) << (4 * i + 4);
-    used |= uint64_t{1} << slots[i];
-  }
-  for (unsigned s = 0; s < k_width; ++s)
-    if (!(used >> s & 1)) w |= uint64_t(s) << (4 * i++ + 4);
-  return {w};
-}
-
 // ---------------------------------------------------------------- open
 
 template <bool Bytes>
