@@ -118,7 +118,7 @@ class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
     byte_keys::probe k = K::make(lower);
     entry buf[64];  // >= Ops::max_entries()
     size_t got = 0;
-    core_.scan_leaves(k, buf, [&](entry* b, size_t m) {
+    core_.scan_leaves(k, count, buf, [&](entry* b, size_t m) {
       auto key_of = [&](const entry& e) { return K::of(p_, e.key, e.value); };
       std::sort(b, b + m, [&](const entry& x, const entry& y) { return K::less(key_of(x), key_of(y)); });
       for (size_t i = 0; i < m && got < count; ++i, ++got) {

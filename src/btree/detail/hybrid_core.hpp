@@ -214,10 +214,23 @@ class hybrid_core {
   // Walks the leaves from the one holding `lower`: emit(buf, m) gets each
   // leaf's records >= lower (one validated snapshot, unsorted) and returns
   // false to stop; it may raise `lower` (read again for every leaf).
+  // `expect`: how many records the caller will likely take (sizes the
+  // prefetch below).
   template <class Rec, class Emit>
-  void scan_leaves(const typename K::probe& lower, Rec* buf, Emit&& emit) {
+  void scan_leaves(const typename K::probe& lower, size_t expect, Rec* buf, Emit&& emit) {
+    {
+      // The leaves the scan will likely read next are listed, in order, in
+      // the DRAM inner node above the first: asking for them now overlaps
+      // their misses, which the chain alone would take one leaf at a time
+      // (each next offset sits in the leaf before it).
+      // Leaves are at least half full after a split: expect/(C/2) leaves
+      // beyond the first cover the scan (up to k_scan_hints).
+      uint64_t hint[k_scan_hints];
+      const unsigned n = unsigned(std::min<size_t>(k_scan_hints, expect / std::max<uint32_t>(1, ops_.max_entries() / 2)));
+      if (uint64_t first = inner_.find(lower, hint, n)) prefetch_leaf(at(first));
+      for (unsigned i = 0; i < n && hint[i]; ++i) prefetch_leaf(at(hint[i]));
+    }
     uint64_t off = read_leaf(lower, [](leaf*) {});
-    if (off) prefetch_leaf(at(off));
     while (off) {
       leaf* l = at(off);
       auto& lk = ops_.lock(off, l);
@@ -231,6 +244,7 @@ class hybrid_core {
     }
   }
 
+  static constexpr unsigned k_scan_hints = 8;
   // Asks for every line of a leaf at once. Live slots are spread over the
   // whole leaf and a scan's leaves are not adjacent in the pool, so reading
   // slot by slot would take the leaf's cache misses one after another.

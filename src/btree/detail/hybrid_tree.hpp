@@ -44,7 +44,7 @@ class hybrid_tree final : public hybrid_index<u64_index, Ops> {
     record buf[64];  // >= Ops::max_entries()
     size_t got = 0;
     uint64_t lower = from;
-    core_.scan_leaves(lower, buf, [&](record* b, size_t m) {
+    core_.scan_leaves(lower, count, buf, [&](record* b, size_t m) {
       const size_t take = std::min(m, count - got);
       rank_sort(b, m, out + got, take);
       got += take;

@@ -120,6 +120,25 @@ uint64_t inner_layer<K>::find(probe_arg key) const noexcept {
 }
 
 template <class K>
+uint64_t inner_layer<K>::find(probe_arg key, uint64_t* after, unsigned n_after) const noexcept {
+  for (unsigned i = 0; i < n_after; ++i) after[i] = 0;
+  const node* n = ld(&root_);
+  if (!n) return 0;
+  for (;;) {
+    const uint32_t count = ld(&n->count);
+    uint32_t pos = position(n, count, key);
+    uint64_t c = ld(&kids(n)[pos]);
+    if (!c) return 0;
+    if (n->level == 1) {
+      // Up to cap_ + 1 children: a count torn with a writer stays inside the node.
+      for (unsigned i = 0; i < n_after && pos + 1 + i <= std::min(count, cap_); ++i) after[i] = ld(&kids(n)[pos + 1 + i]);
+      return c;
+    }
+    n = reinterpret_cast<const node*>(c);
+  }
+}
+
+template <class K>
 void inner_layer<K>::build(const std::vector<std::pair<key, uint64_t>>& leaves) {
   clear();
   // Children per node: ~7/8 full, at least 2.

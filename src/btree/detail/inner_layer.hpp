@@ -53,6 +53,10 @@ class inner_layer {
   // Lock-free: the leaf whose range holds `key` (a hint, see above), or 0 if
   // the reader met a slot a concurrent writer has not filled yet (retry).
   uint64_t find(probe_arg key) const noexcept;
+  // find(), and in after[0..n) the offsets of the leaves that follow it
+  // under the same bottom node (0 past its end): prefetch hints for a scan,
+  // as racy as find()'s answer (each is some leaf's offset, or 0).
+  uint64_t find(probe_arg key, uint64_t* after, unsigned n) const noexcept;
 
   // Adds the leaf `off` whose low fence key is `low` (the new right sibling
   // made by a leaf split). Thread-safe (takes the writer mutex).
