@@ -14,7 +14,7 @@ index_entry make_entry() {
           "P-Masstree: a trie of B+-trees per 8-byte key slice, B-link leaves committed by a permutation "
           "word",
       .paper = "RECIPE (SOSP'19), Masstree (EuroSys'12)",
-      .concurrent = true,  // leaf locks, optimistic readers; splits serialized
+      .concurrent = true,  // leaf locks, optimistic readers; inner-node copies serialized
       .modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr},
       .key_kinds = {key_kind::u64, key_kind::bytes},
       .max_key = tree<true>::k_max_key,
@@ -53,6 +53,10 @@ index_entry make_entry() {
        "--seed 5 "
        "--max-violations 1",
        lost},
+      // 8000 keys: the tree grows (splits) through most of the run.
+      {"no_recheck", "a writer trusts the leaf its descent found (no B-link check under the leaf lock)",
+       "stress", "--params leaf=2,inner=3 --mode dram --threads 4 --seconds 3 --keys 2000",
+       "stress: violation"},
   };
   e.tests = test_profile{.crash_args = small, .crash_bytes_args = "--params leaf=3,inner=3"};
   const std::string run = " --index pmasstree ";

@@ -48,13 +48,17 @@
 //     swung, flush, fence; the old block retired through the epochs.
 //   remove: the permutation without the slot: 1 flush, 1 fence; keys=bytes
 //     the kv block is retired.
-//   leaf split (leaf L full): a new leaf R with the upper half and
-//     R.next = L.next, flushed, fence (R durable before anything names it);
-//     L.next = R, flush, fence: the COMMIT -- R is in the chain; L's copies
-//     of R's entries are hidden by it (a reader drops entries of L >= R's
-//     low); L's permutation without them, flush, fence; then the parent:
-//     new inner node(s) flushed, fence, one swing, flush, fence. A crash
-//     before the link leaves R unreachable (tracing reclaims it); after it,
+//   leaf split (leaf L full; all under L's lock, taken before its entries
+//     are read): a new leaf R with the upper half and R.next = L.next,
+//     flushed, fence (R durable before anything names it); L.next = R,
+//     flush, fence: the COMMIT -- R is in the chain; L's copies of R's
+//     entries are hidden by it (a reader drops entries of L >= R's low);
+//     L's permutation without them, flush, fence; L unlocked; then the
+//     parent: new inner node(s) flushed, fence, one swing, flush, fence
+//     (when the root of a layer below the first splits, the swing is of
+//     the layer entry's value word, under the lock of the leaf holding
+//     it). A crash before the link leaves R unreachable (tracing reclaims
+//     it); after it,
 //     recovery CLIPS L (drops its entries >= next's low); after the swing
 //     or not, the chain finds R (the B-link rule tolerates a missing parent
 //     entry; check() counts such `chain-only` leaves).
@@ -75,12 +79,35 @@
 // Threads: writers lock leaves (their lock words, by CAS), readers are
 // optimistic (version read before, validated after, restart on a change;
 // the lock is held through the flush and fence, so a validated read is
-// durable). Structure changes (leaf splits, the inner nodes they rebuild)
-// are serialized: writers hold a writer-preferring reader-writer lock
-// shared, and a writer whose leaf is full retakes it exclusively to split.
-// A new layer is made under the leaf's lock only. Lookups and scans take no
-// lock. Every operation runs pinned in an epoch (replaced inner nodes and
-// kv blocks are retired).
+// durable). Lookups and scans take no lock.
+//   A writer descends as a reader does, locks the leaf it found and makes
+//   the B-link check again UNDER the lock: the leaf may have split between
+//   the descent and the lock, and then the key belongs to a leaf on its
+//   right (a leaf's low bound never changes, its range only shrinks):
+//   unlock, move right, lock. A writer whose leaf is full splits it itself
+//   under that lock, unlocks, and only then updates the parent.
+//   The inner-node part of a split (copies and the one swing) runs under
+//   split_mu_, a mutex only splitters take (1 insert in ~7 at the default
+//   width, none of the record writes). Under it no inner node and no
+//   layer root word changes but by its holder: it descends again by the
+//   new separator (a path read before may be stale) and inserts it where it
+//   falls; separators of leaves split meanwhile go in in whatever order
+//   their splitters get the mutex (each is its leaf's immutable low bound,
+//   and the chain finds a leaf whose separator is not in yet). A layer's
+//   root word below the first is a value word in a leaf of the layer above,
+//   copied when that leaf splits, so its swing takes that leaf's lock
+//   (found again under split_mu_), like any write of the leaf.
+//   Deadlock freedom: a thread holds at most one leaf lock, except that
+//   split_mu_'s holder may then take one; nobody holding a leaf lock waits
+//   for split_mu_ or for another leaf lock. A new layer is made under the
+//   leaf's lock only.
+//   Writers touch no shared line but their leaves': they pass a writer
+//   gate (common/writer_gate.hpp: one exchange on their own thread slot's
+//   line, a read of a flag no writer writes). check(), trace() and stats()
+//   close it, so they may run beside writers (Python's len() and check()
+//   do) and see the trie still.
+//   Every operation runs pinned in an epoch (replaced inner nodes and kv
+//   blocks are retired).
 //
 // Scans: depth first through the layers, leaf by leaf along the chains,
 // each leaf one validated snapshot; sorted, no duplicates, a record present
@@ -88,19 +115,25 @@
 //
 // Measured (`pmindex bench`, 100k sparse u64 keys, default widths): 3.3
 // flushes and 2.5 fences per insert (splits included), 1 + 1 per update,
-// 1 + 1 per remove.
+// 1 + 1 per remove; the same at 1M records and 2 threads, before and after
+// writers stopped sharing the structure lock (docs/results/pmasstree_smo.md:
+// the loaded 2-core machine gave each run about one core, so the 2-thread
+// throughput there is noise, neither the gain nor a loss shown).
 //
-// Caveats: splits (and the inner-node copies they make) run one at a time,
-// under the exclusive structure lock, while record writes to different
-// leaves run in parallel -- Masstree splits in parallel, holding the node
-// and parent locks; leaves and layers emptied by removes stay (reused by
-// later inserts; Masstree frees them); keys up to 4096 bytes; generations
+// Caveats: the inner-node part of splits runs one at a time, in the whole
+// trie (split_mu_), while leaf splits and record writes run in parallel --
+// Masstree locks the parent path hand over hand instead (its inner nodes
+// are mutable); a pool that fills up between a leaf split and its parent's
+// copy fails the insert with pool_full and leaves the new leaf found
+// through the chain only (records unchanged; check() counts such leaves;
+// its own split later inserts its new neighbour's separator, not its own);
+// leaves and layers emptied by removes stay (reused by later inserts;
+// Masstree frees them); keys up to 4096 bytes; generations
 // are 32 bits (a leaf last locked exactly 2^32 opens ago would look held).
 #pragma once
 
-#include <pthread.h>
-
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +141,7 @@
 #include "common/atomics.hpp"
 #include "common/kv_block.hpp"
 #include "common/mutant.hpp"
+#include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 
@@ -120,6 +154,7 @@ enum class mutant : unsigned {
   sibling_unflushed,  // a split links its new leaf before the leaf is durable
   lock_trusted,       // lock words of an older generation are trusted
   layer_unflushed,    // a new layer is swung in before its leaf is durable
+  no_recheck,         // a writer trusts the leaf its descent found (no B-link check under the lock)
 };
 
 // ---------------------------------------------------------------- ikeys
@@ -257,7 +292,13 @@ class tree final : public bytes_index {
   static void unlock(leaf* l) noexcept { __atomic_fetch_add(&l->lock, k_step - k_locked, __ATOMIC_RELEASE); }
   struct leaf_guard {  // unlocks however the scope ends (an allocation may throw)
     leaf* l;
-    ~leaf_guard() { unlock(l); }
+    ~leaf_guard() {
+      if (l) unlock(l);
+    }
+    void release() noexcept {
+      unlock(l);
+      l = nullptr;
+    }
   };
 
   // --- nodes (tree.cpp)
@@ -271,15 +312,19 @@ class tree final : public bytes_index {
     return make_ikey(common::load_relaxed(&l->slot[s].slice), common::load_relaxed(&l->cls[s]));
   }
   static ikey sep_of(const inner* n, unsigned i) noexcept { return make_ikey(n->key[i], n->cls[i]); }
-  // The path of a descent under the exclusive lock: the inner nodes and the
-  // child taken in each, and the word naming the layer's root.
-  struct path_t {
-    uint64_t* root_word = nullptr;
-    std::vector<std::pair<inner*, unsigned>> steps;
-  };
+  // The path of a descent under split_mu_: the inner nodes and the child
+  // taken in each.
+  using path_t = std::vector<std::pair<inner*, unsigned>>;
   // The leaf of layer `root` whose range holds k (moving right along the
   // chain), and the version its checks were made at (readers validate it).
-  leaf* locate(uint64_t root, ikey k, uint64_t& v, path_t* path = nullptr) const;
+  leaf* locate(uint64_t root, ikey k, uint64_t& v) const;
+  // The same leaf, locked: the B-link check is made again under the lock
+  // (the leaf may have split between the descent and the lock).
+  leaf* lock_leaf(uint64_t root, ikey k);
+  // The root of layer d of key k (d >= 1), read through validated leaf
+  // snapshots; it may be stale by the time it is used, which a descent
+  // tolerates (leaves are never freed, inner nodes are pinned).
+  uint64_t layer_root(const probe& k, size_t d) const;
   // Position in the permutation of the entry with ikey k (-1: none), or
   // where it would go (*ins).
   static int find(const leaf* l, perm_t pm, ikey k, unsigned* ins) noexcept;
@@ -289,14 +334,20 @@ class tree final : public bytes_index {
 
   // --- writes (write.cpp)
   enum op { k_insert, k_update, k_remove };
-  // 1: done, 0: not done (absent / present), -1: the leaf is full (split
-  // it under the exclusive lock and retry). `kv`: keys=bytes, the record's
-  // block (written and flushed); keys=u64, the value.
+  // 1: done, 0: not done (absent / present), -1: the leaf was full and has
+  // been split (retry). `kv`: keys=bytes, the record's block (written and
+  // flushed); keys=u64, the value.
   int attempt(const probe& k, uint64_t kv, op o, uint64_t& old);
   bool write(const probe& k, uint64_t kv, op o, uint64_t& old);
   void insert_at(leaf* l, perm_t pm, unsigned pos, ikey k, uint64_t w);  // l locked, not full
-  void split(const probe& k);  // exclusive; splits the full leaf of k
-  void insert_parent(path_t& path, ikey sep, uint64_t right, std::vector<uint64_t>& blocks);
+  // @pre l locked and full. Moves its upper half to a new leaf linked after
+  // it; returns the new leaf, `sep` its low bound. l stays locked.
+  uint64_t split_leaf(leaf* l, ikey& sep);
+  // Under split_mu_: adds `sep` -> `right` (a leaf of layer d of key k)
+  // to the layer's inner nodes.
+  void insert_parent(const probe& k, size_t d, ikey sep, uint64_t right);
+  uint64_t rebuild_path(path_t& path, uint64_t root, ikey sep, uint64_t right, std::vector<uint64_t>& blocks,
+                        uint64_t*& word);
   uint64_t make_layer(uint64_t kv_old, const probe& k, uint64_t kv_new, size_t d);  // durable, not linked
   void swing(uint64_t* word, uint64_t v);                                           // store, flush, fence
 
@@ -334,7 +385,13 @@ class tree final : public bytes_index {
   unsigned leaf_cap_ = k_width, inner_cap_ = k_width + 1;  // params `leaf` (slots), `inner` (children)
   bool recovering_ = false;
   common::mutant_switch<mutant> mut_;
-  pthread_rwlock_t smo_;  // writers shared; splits exclusive (writer-preferring)
+  // Writers pass it; check(), trace() and stats() close it (no writer runs).
+  common::writer_gate gate_;
+  // The inner-node part of a split (copies and the one swing), one at a
+  // time; taken by splitters holding no leaf lock. On a line of its own.
+  struct alignas(64) {
+    std::mutex m;
+  } split_mu_;
 };
 
 }  // namespace pmindex::btree::pmasstree

@@ -2,6 +2,7 @@
 // words, the descent to a leaf, and the public calls of both key kinds.
 #include <algorithm>
 #include <cstddef>
+#include <thread>
 
 #include "btree/pmasstree/pmasstree.hpp"
 #include "common/root_block.hpp"
@@ -54,12 +55,6 @@ template <bool Bytes>
 tree<Bytes>::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_index(p), p_(p), mut_(cfg) {
   leaf_cap_ = unsigned(cfg.u64("leaf"));
   inner_cap_ = unsigned(cfg.u64("inner"));
-  pthread_rwlockattr_t a;
-  pthread_rwlockattr_init(&a);
-  // A writer waiting to split must not starve behind a stream of writers.
-  pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-  pthread_rwlock_init(&smo_, &a);
-  pthread_rwlockattr_destroy(&a);
   if (kind == open_kind::created) {
     uint64_t first = new_leaf(0, make_ikey(0, 0));
     p_.flush(at(first), sizeof(leaf));  // the create_root persist fences it
@@ -90,9 +85,7 @@ tree<Bytes>::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_
 }
 
 template <bool Bytes>
-tree<Bytes>::~tree() {
-  pthread_rwlock_destroy(&smo_);
-}
+tree<Bytes>::~tree() = default;
 
 template <bool Bytes>
 uint64_t tree<Bytes>::new_leaf(uint64_t next, ikey low) {
@@ -135,14 +128,13 @@ void tree<Bytes>::lock(leaf* l) noexcept {
 // ---------------------------------------------------------------- descent
 
 template <bool Bytes>
-leaf* tree<Bytes>::locate(uint64_t root, ikey k, uint64_t& v, path_t* path) const {
+leaf* tree<Bytes>::locate(uint64_t root, ikey k, uint64_t& v) const {
   uint64_t off = root & ~k_layer_tag;
   // Inner nodes are immutable: no versions to check on the way down.
   while (kind_of(at<void>(off)) == k_inner) {
     const inner* n = at<inner>(off);
     unsigned nk = unsigned(n->nkeys), i = 0;
     while (i < nk && sep_of(n, i) <= k) ++i;
-    if (path) path->steps.emplace_back(const_cast<inner*>(n), i);
     off = load_acq(&n->child[i]);
   }
   leaf* l = at(off);
@@ -156,6 +148,50 @@ leaf* tree<Bytes>::locate(uint64_t root, ikey k, uint64_t& v, path_t* path) cons
     v = ver;
     return l;
   }
+}
+
+// A leaf's low bound never changes and its range only shrinks (a split
+// gives its upper part to a new leaf on its right), so the leaf the descent
+// found is the key's leaf or one to the left of it: under the lock, move
+// right while the next leaf's low bound is <= k. One lock at a time.
+template <bool Bytes>
+leaf* tree<Bytes>::lock_leaf(uint64_t root, ikey k) {
+  uint64_t v;
+  leaf* l = locate(root, k, v);
+  if (mut_.on(mutant::no_recheck)) {
+    // The window between the descent and the lock is a few instructions;
+    // the mutant widens it so that short runs on 2 cores land a split in it.
+    std::this_thread::yield();
+    lock(l);
+    return l;
+  }
+  for (;;) {
+    lock(l);
+    const uint64_t nx = l->next;
+    if (!nx || k < low_of(at(nx))) return l;
+    unlock(l);
+    l = at(nx);
+  }
+}
+
+template <bool Bytes>
+uint64_t tree<Bytes>::layer_root(const probe& k, size_t d) const {
+  uint64_t root = load_acq(&root_->root);
+  for (size_t i = 0; i < d;) {
+    const ikey ik = k.at(i);
+    uint64_t v;
+    const leaf* l = locate(root, ik, v);
+    perm_t pm{load_acq(&l->perm)};
+    unsigned ins;
+    int pos = find(l, pm, ik, &ins);
+    uint64_t w = pos >= 0 ? load_acq(&l->slot[pm[unsigned(pos)]].value) : 0;
+    if (!validate(l, v)) continue;
+    // Layers are never removed: the entry that names layer i + 1 stays.
+    PMINDEX_ASSERT(pos >= 0 && class_of(ik) == k_more && (w & k_layer_tag));
+    root = w;
+    ++i;
+  }
+  return root;
 }
 
 template <bool Bytes>

@@ -32,12 +32,14 @@ bool perm_ok(perm_t pm, unsigned cap) {
 
 template <bool Bytes>
 check_result tree<Bytes>::check() {
-  pthread_rwlock_wrlock(&smo_);  // writers hold it shared
-  auto g = p_.pin();
-  census c;
-  std::string prefix;
-  std::string m = check_layer(load_acq(&root_->root), 0, prefix, c);
-  pthread_rwlock_unlock(&smo_);
+  std::string m;
+  {
+    common::writer_gate::closed no_writers(gate_);
+    auto g = p_.pin();
+    census c;
+    std::string prefix;
+    m = check_layer(load_acq(&root_->root), 0, prefix, c);
+  }
   if (!m.empty()) return check_result::fail("pmasstree: " + m);
   return {};
 }
@@ -199,10 +201,9 @@ void tree<Bytes>::clip_layer(uint64_t root, unsigned depth) {
 
 template <bool Bytes>
 void tree<Bytes>::trace(pm::pool::trace_sink& sink) {
-  pthread_rwlock_wrlock(&smo_);
+  common::writer_gate::closed no_writers(gate_);
   sink.add(p_.off(root_), sizeof(root_block));
   trace_layer(sink, load_acq(&root_->root), 0);
-  pthread_rwlock_unlock(&smo_);
 }
 
 template <bool Bytes>
@@ -240,18 +241,17 @@ template <bool Bytes>
 index_stats tree<Bytes>::stats() {
   census c;
   std::string prefix;
-  pthread_rwlock_wrlock(&smo_);
   {
+    common::writer_gate::closed no_writers(gate_);
     auto g = p_.pin();
     check_layer(load_acq(&root_->root), 0, prefix, c);
   }
-  pthread_rwlock_unlock(&smo_);
   index_stats s;
   s.records = c.records;
   auto u = p_.usage();
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
-  s.dram_bytes = u.dram_bytes + sizeof(*this);
+  s.dram_bytes = u.dram_bytes + sizeof(*this) + common::writer_gate::dram_bytes();
   s.extra.push_back({"leaves", double(c.leaves)});
   s.extra.push_back({"leaf_fill", c.leaves ? double(c.records) / double(c.leaves * leaf_cap_) : 0.0});
   s.extra.push_back({"inner_nodes", double(c.inners)});

@@ -1,6 +1,6 @@
 // P-Masstree writes (see pmasstree.hpp for the protocol): record operations
-// under a leaf lock, leaf splits and their copy-on-write parents under the
-// exclusive structure lock, and new layers.
+// and leaf splits under a leaf lock, the copy-on-write parents of a split
+// under split_mu_, and new layers.
 #include <algorithm>
 #include <cstddef>
 
@@ -11,13 +11,6 @@ namespace pmindex::btree::pmasstree {
 using common::load_acq;
 using common::store_rel;
 
-namespace {
-struct rw_guard {
-  pthread_rwlock_t* rw;
-  ~rw_guard() { pthread_rwlock_unlock(rw); }
-};
-}  // namespace
-
 template <bool Bytes>
 void tree<Bytes>::swing(uint64_t* word, uint64_t v) {
   store_rel(word, v);
@@ -25,34 +18,24 @@ void tree<Bytes>::swing(uint64_t* word, uint64_t v) {
   p_.fence();
 }
 
-// Writers hold the structure lock shared: no leaf splits under them, so the
-// leaf a descent finds stays the key's leaf. A full leaf sends the writer
-// to the exclusive lock, which splits it and retries there.
+// Writers pass the gate (an exchange on their own line) and take nothing
+// else that is shared but the leaf lock: a full leaf is split by the writer
+// that found it, and the attempt starts over.
 template <bool Bytes>
 bool tree<Bytes>::write(const probe& k, uint64_t kv, op o, uint64_t& old) {
+  common::writer_gate::writer in(gate_, p_.thread_slot());
   int r;
-  {
-    pthread_rwlock_rdlock(&smo_);
-    rw_guard g{&smo_};
-    r = attempt(k, kv, o, old);
-  }
-  while (r < 0) {
-    pthread_rwlock_wrlock(&smo_);
-    rw_guard g{&smo_};
-    split(k);
-    r = attempt(k, kv, o, old);
+  while ((r = attempt(k, kv, o, old)) < 0) {
   }
   return r == 1;
 }
 
 template <bool Bytes>
 int tree<Bytes>::attempt(const probe& k, uint64_t kv, op o, uint64_t& old) {
-  uint64_t* root_word = &root_->root;
+  uint64_t root = load_acq(&root_->root);
   for (size_t d = 0;; ++d) {
     const ikey ik = k.at(d);
-    uint64_t v;
-    leaf* l = locate(load_acq(root_word), ik, v);
-    lock(l);
+    leaf* l = lock_leaf(root, ik);
     leaf_guard g{l};
     perm_t pm{l->perm};
     unsigned ins;
@@ -62,9 +45,8 @@ int tree<Bytes>::attempt(const probe& k, uint64_t kv, op o, uint64_t& old) {
       uint64_t w = l->slot[s].value;
       if constexpr (Bytes) {
         if (class_of(ik) == k_more) {
-          if (w &
-              k_layer_tag) {  // down one layer (a layer's root word changes only under the exclusive lock)
-            root_word = &l->slot[s].value;
+          if (w & k_layer_tag) {  // down one layer (from its root as of this lock: stale later is fine)
+            root = w;
             continue;
           }
           if (common::kv_key(p_, w) != k.s) {  // another key with this slice: absent
@@ -90,7 +72,13 @@ int tree<Bytes>::attempt(const probe& k, uint64_t kv, op o, uint64_t& old) {
       return 1;
     }
     if (o != k_insert) return 0;
-    if (pm.size() >= leaf_cap_) return -1;
+    if (pm.size() >= leaf_cap_) {
+      ikey sep;
+      const uint64_t right = split_leaf(l, sep);
+      g.release();  // the parent is updated holding no leaf lock
+      insert_parent(k, d, sep, right);
+      return -1;
+    }
     insert_at(l, pm, ins, ik, kv);
     return 1;
   }
@@ -112,58 +100,15 @@ void tree<Bytes>::insert_at(leaf* l, perm_t pm, unsigned pos, ikey k, uint64_t w
   swing(&l->perm, pm.inserted(pos).w);
 }
 
-// @pre the exclusive structure lock. Splits the full leaf where k goes (if
-// it is still full): see the header for the order of the stores.
+// @pre l locked (from before its entries are read until both its stores
+// are durable: no writer changes what is copied, no reader sees l between
+// the stores) and full. See the header for the order of the stores.
 template <bool Bytes>
-void tree<Bytes>::split(const probe& k) {
-  path_t path;
-  path.root_word = &root_->root;
-  leaf* l;
-  for (size_t d = 0;; ++d) {
-    const ikey ik = k.at(d);
-    path.steps.clear();
-    uint64_t v;
-    l = locate(load_acq(path.root_word), ik, v, &path);
-    perm_t pm{l->perm};
-    unsigned ins;
-    int pos = find(l, pm, ik, &ins);
-    if (Bytes && pos >= 0 && class_of(ik) == k_more && (l->slot[pm[unsigned(pos)]].value & k_layer_tag)) {
-      path.root_word = &l->slot[pm[unsigned(pos)]].value;
-      continue;
-    }
-    if (pos >= 0 || pm.size() < leaf_cap_) return;  // split by another writer meanwhile
-    break;
-  }
-
-  // Every block the split needs, taken before the first store (a full pool
-  // fails the insert and changes nothing): the new leaf, one copy of each
-  // inner node up to the first with room (two for each full one), a new
-  // root when they are all full.
-  unsigned need = 0;
-  bool room = false;
-  for (size_t i = path.steps.size(); i-- > 0 && !room;) {
-    room = path.steps[i].first->nkeys + 2 <= inner_cap_;
-    need += room ? 1 : 2;
-  }
-  if (!room) ++need;
-  std::vector<uint64_t> blocks;
+uint64_t tree<Bytes>::split_leaf(leaf* l, ikey& sep) {
   const perm_t pm{l->perm};
   const unsigned n = pm.size(), mid = n / 2;
-  const ikey sep = slot_key(l, pm[mid]);
-  uint64_t roff;
-  try {
-    roff = new_leaf(l->next, sep);
-    blocks.reserve(need);
-    for (unsigned i = 0; i < need; ++i) blocks.push_back(p_.alloc_or_throw(sizeof(inner)));
-  } catch (...) {
-    for (uint64_t b : blocks) p_.free(b);
-    throw;
-  }
-  if (blocks.size() < need) {
-    p_.free(roff);
-    throw error(errc::pool_full, "pmasstree: pool full");
-  }
-
+  sep = slot_key(l, pm[mid]);
+  const uint64_t roff = new_leaf(l->next, sep);  // a full pool throws here: nothing changed
   // The new leaf: the upper half, durable before the link names it.
   leaf* r = at(roff);
   for (unsigned i = mid; i < n; ++i) {
@@ -173,21 +118,79 @@ void tree<Bytes>::split(const probe& k) {
   r->perm = perm_t::empty().w | (n - mid);
   if (!mut_.on(mutant::sibling_unflushed)) p_.flush(r, sizeof(leaf));
   p_.fence();
-  lock(l);                // readers of l wait until both its stores are durable
   swing(&l->next, roff);  // the commit: r in the chain, l's copies hidden
   // l keeps its lower half: the same order, count mid (the moved slots free).
   swing(&l->perm, (pm.w & ~uint64_t{15}) | mid);
-  unlock(l);
-  insert_parent(path, sep, roff, blocks);
+  return roff;
 }
 
-// @pre the exclusive structure lock; `blocks` holds exactly the inner
-// blocks needed. Adds separator `sep` -> `right` above the leaf the path
-// ends at: copies (splitting full ones) up to the first node with room, all
-// flushed, one fence, then ONE swing of the word that names the topmost
-// copy (a child word of the unchanged node above, or the layer's root word).
+// Under split_mu_, which every change of an inner node or of a root word
+// holds, the layer's inner nodes stand still: descend them by `sep` to the
+// node that gets it. Leaves that split meanwhile may have added theirs
+// (before or after this one, in any order): each leaf's separator is its
+// own immutable low bound, so every order gives the same tree.
 template <bool Bytes>
-void tree<Bytes>::insert_parent(path_t& path, ikey sep, uint64_t right, std::vector<uint64_t>& blocks) {
+void tree<Bytes>::insert_parent(const probe& k, size_t d, ikey sep, uint64_t right) {
+  std::lock_guard lk(split_mu_.m);
+  const uint64_t root = d ? layer_root(k, d) : load_acq(&root_->root);
+  path_t path;
+  for (uint64_t off = root & ~k_layer_tag; kind_of(at<void>(off)) == k_inner;) {
+    inner* n = at<inner>(off);
+    unsigned nk = unsigned(n->nkeys), i = 0;
+    while (i < nk && sep_of(n, i) <= sep) ++i;
+    path.emplace_back(n, i);
+    off = n->child[i];
+  }
+  // Every block, taken before the first store: one copy of each inner node
+  // up to the first with room (two for each full one), a new root when
+  // they are all full. A full pool fails the insert here; the new leaf
+  // stays reachable through the chain only (check() counts it).
+  unsigned need = 0;
+  bool room = false;
+  for (size_t i = path.size(); i-- > 0 && !room;) {
+    room = path[i].first->nkeys + 2 <= inner_cap_;
+    need += room ? 1 : 2;
+  }
+  if (!room) ++need;
+  std::vector<uint64_t> blocks;
+  try {
+    blocks.reserve(need);
+    for (unsigned i = 0; i < need; ++i) blocks.push_back(p_.alloc_or_throw(sizeof(inner)));
+  } catch (...) {
+    for (uint64_t b : blocks) p_.free(b);
+    throw;
+  }
+  uint64_t* word = nullptr;  // null: the layer's root word
+  const uint64_t top = rebuild_path(path, root & ~k_layer_tag, sep, right, blocks, word);
+  if (word) {
+    swing(word, top);
+  } else if (!d) {
+    swing(&root_->root, top);
+  } else {
+    // Layer d's root word is the value of k's entry in layer d - 1, in the
+    // leaf that holds it now (a split of that leaf copies the entry): swung
+    // under that leaf's lock, so no split copies the old value meanwhile.
+    const ikey hk = k.at(d - 1);
+    leaf* h = lock_leaf(layer_root(k, d - 1), hk);
+    leaf_guard g{h};
+    const perm_t pm{h->perm};
+    unsigned ins;
+    const int pos = find(h, pm, hk, &ins);
+    PMINDEX_ASSERT(pos >= 0 && h->slot[pm[unsigned(pos)]].value == root);
+    swing(&h->slot[pm[unsigned(pos)]].value, top | k_layer_tag);
+  }
+  for (auto& step : path) p_.retire(p_.off(step.first));
+}
+
+// @pre split_mu_; `blocks` holds exactly the inner blocks needed. Copies
+// (splitting full ones) the inner nodes of `path` up to the first with room
+// for separator `sep` -> `right`, all flushed, one fence. Returns the
+// topmost copy and sets `word` to the child word that is to name it (null:
+// the layer's root word, `root`): ONE swing publishes them all. `path` is
+// trimmed to the nodes the copies replace (the caller retires them).
+template <bool Bytes>
+uint64_t tree<Bytes>::rebuild_path(path_t& path, uint64_t root, ikey sep, uint64_t right,
+                                   std::vector<uint64_t>& blocks, uint64_t*& word) {
   unsigned next_block = 0;
   auto fill = [&](const ikey* keys, const uint64_t* kids, unsigned nk) {
     uint64_t off = blocks[next_block++];
@@ -204,9 +207,8 @@ void tree<Bytes>::insert_parent(path_t& path, ikey sep, uint64_t right, std::vec
     return off;
   };
   uint64_t replace = 0;  // the copy that takes the place of the child taken (0: none)
-  std::vector<uint64_t> retired;
-  for (size_t i = path.steps.size(); i-- > 0;) {
-    auto [n, ci] = path.steps[i];
+  for (size_t i = path.size(); i-- > 0;) {
+    auto [n, ci] = path[i];
     const unsigned nk = unsigned(n->nkeys);
     ikey keys[k_width + 1];
     uint64_t kids[k_width + 2];
@@ -221,14 +223,12 @@ void tree<Bytes>::insert_parent(path_t& path, ikey sep, uint64_t right, std::vec
       kids[o++] = (j == ci && replace) ? replace : n->child[j];
       if (j == ci) kids[o++] = right;
     }
-    retired.push_back(p_.off(n));
     if (nk + 2 <= inner_cap_) {  // room: one copy
       uint64_t copy = fill(keys, kids, nk + 1);
       p_.fence();
-      uint64_t* word = i ? &path.steps[i - 1].first->child[path.steps[i - 1].second] : path.root_word;
-      swing(word, copy | (i == 0 && path.root_word != &root_->root ? k_layer_tag : 0));
-      for (uint64_t b : retired) p_.retire(b);
-      return;
+      word = i ? &path[i - 1].first->child[path[i - 1].second] : nullptr;
+      path.erase(path.begin(), path.begin() + ptrdiff_t(i));
+      return copy;
     }
     // Full: two copies; the middle separator goes up.
     const unsigned total = nk + 2, h = total / 2;  // children left of the split
@@ -238,11 +238,11 @@ void tree<Bytes>::insert_parent(path_t& path, ikey sep, uint64_t right, std::vec
   }
   // A new root above the old one (or its replacement).
   ikey keys[1] = {sep};
-  uint64_t kids[2] = {replace ? replace : (load_acq(path.root_word) & ~k_layer_tag), right};
-  uint64_t root = fill(keys, kids, 1);
+  uint64_t kids[2] = {replace ? replace : root, right};
+  uint64_t top = fill(keys, kids, 1);
   p_.fence();
-  swing(path.root_word, root | (path.root_word != &root_->root ? k_layer_tag : 0));
-  for (uint64_t b : retired) p_.retire(b);
+  word = nullptr;
+  return top;
 }
 
 // A new layer at depth d holding the record `old_kv` (a suffix entry of the
