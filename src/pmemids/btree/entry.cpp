@@ -15,7 +15,9 @@ index_entry make_entry() {
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = k_max_key;
   e.max_value = 256;
-  e.scan_guarantee = "single-threaded (behind the harness's lock): the records present, in key order";
+  e.scan_guarantee =
+      "sorted, no duplicates, every key >= from; single-threaded (the harness runs it behind one lock), so a scan "
+      "sees exactly the records present when it runs";
   e.params = {{"value", "keys=bytes: the longest value (the value slot of every record)", "100", {}, 8, 256}};
   // Crash runs: short histories still split (17 records a node).
   const std::string crash = "--ops 400 --images 3000 --keys 200 --max-violations 1";
