@@ -48,7 +48,7 @@ void compare(index& idx, const ref_map& ref) {
   auto c = idx.check();
   ASSERT_TRUE(c.ok) << c.message;
   record_buffer all;
-  idx.scan(std::string_view(), ref.size() + 10, all);
+  idx.scan(std::string_view(""), ref.size() + 10, all);
   ASSERT_EQ(all.size(), ref.size());
   size_t i = 0;
   for (auto& [k, v] : ref) {

@@ -38,7 +38,7 @@ struct key {
 
 inline key key_of(std::string_view s) {  // s.size() <= 16
   char b[16] = {};
-  std::memcpy(b, s.data(), s.size());
+  if (!s.empty()) std::memcpy(b, s.data(), s.size());
   return {key_u64({b, 8}), key_u64({b + 8, 8}), static_cast<uint32_t>(s.size())};
 }
 struct key_buf {
