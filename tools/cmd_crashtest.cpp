@@ -2,7 +2,7 @@
 //
 //   pmindex crashtest --index NAME [--ops N] [--images M] [--threads T]
 //       [--seed S] [--exhaustive] [--keys K] [--pool-size B] [--keyset K]
-//       [--dataset D] [--value-size B]
+//       [--dataset D] [--value-size B] [--mode persist|tx]
 //   pmindex crashtest --self-test [--index I]   (test builds: every registered mutant, or I's)
 //
 // Prints `crashtest <index>: <images> images, <violations> violations` and
@@ -57,6 +57,7 @@ std::string reproduce_command(const crash::config& c) {
   if (c.threads > 1) s += " --threads " + std::to_string(c.threads) + " --keyset " + c.keyset;
   if (c.dataset) s += " --dataset " + c.dataset->name;
   if (c.value_size != 8) s += " --value-size " + std::to_string(c.value_size);
+  if (c.mode != pm::mode::persist) s += " --mode " + std::string(pm::to_string(c.mode));
   return s;
 }
 
@@ -98,6 +99,10 @@ crash::config read_config(args& a) {
   c.keys = a.u64("keys", c.keys, 1, uint64_t{1} << 32);
   c.pool_size = a.u64("pool-size", c.pool_size, 1 << 20, uint64_t{1} << 40);
   c.keyset = a.str("keyset", c.keyset);
+  if (auto m = pm::parse_mode(a.str("mode", "persist")); m == pm::mode::persist || m == pm::mode::tx)
+    c.mode = *m;
+  else
+    throw error(errc::usage, "crashtest --mode must be persist or tx");
   c.child_timeout = static_cast<uint32_t>(a.u64("child-timeout", c.child_timeout, 1, 86400));
   c.max_violations = a.u64("max-violations", 0, 0, uint64_t{1} << 32);
   c.details = static_cast<uint32_t>(a.u64("details", c.details, 0, 1000000));

@@ -340,7 +340,9 @@ int cmd_damagetest(args& a) {
       continue;
     }
     for (bool b : {false, true}) {
-      if (b && !e->supports(key_kind::bytes)) continue;
+      // The byte run's keys (bkey) reach 39 bytes: an index with shorter
+      // byte keys (the pmemids structures: 16) is damaged with u64 keys only.
+      if (b && (!e->supports(key_kind::bytes) || e->max_key < 40)) continue;
       config c;
       c.index = e->name;
       c.bytes = b;

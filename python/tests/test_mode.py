@@ -73,13 +73,13 @@ def test_dirty_volatile_pool_is_refused(pool_path):
 
 
 def test_tx_pool_opens_only_in_tx_mode(pool_path):
-    pmindex.open(pool_path, "canary", size="8M").close()
-    _set_created_mode(pool_path, 4)  # pm::mode::tx
+    # A real tx pool (its undo logs in the header: a persist pool relabelled
+    # tx is refused as corrupt); an index without tx refusing one is
+    # tests/unit/pool_mode_test.cpp's PoolMode.TxAndOtherModesNeverMix.
+    with pmindex.open(pool_path, "btree", mode="tx", size="8M") as db:
+        db[1] = 2
     assert pmindex.WrongMode.code == 14
     with pytest.raises(pmindex.WrongMode, match="created in tx mode"):
         pmindex.open(pool_path, mode="persist")
-    with pytest.raises(pmindex.Unsupported):  # canary has no tx mode
-        pmindex.open(pool_path)
-    _set_created_mode(pool_path, 2)  # back to persist: untouched by the refusals
-    with pmindex.open(pool_path) as db:
-        assert db.report["was_clean"] and db.mode == "persist"
+    with pmindex.open(pool_path) as db:  # untouched by the refusal, reopened in its own mode
+        assert db.report["was_clean"] and db.mode == "tx" and db[1] == 2

@@ -31,6 +31,8 @@ checker::checker(const config& c) : c_(c), vrng_(mix64(c.seed ^ 0x76617273)) {
   bool persist = false;
   for (auto m : e->modes) persist |= m == pm::mode::persist;
   if (!persist) throw error(errc::unsupported, "index " + c_.index + " has no persist mode: nothing to crash-test");
+  if (c_.mode != pm::mode::persist && (c_.mode != pm::mode::tx || !e->supports(c_.mode)))
+    throw error(errc::unsupported, "crashtest --mode: persist, or tx for an index with a tx mode");
   if (!pm::k_crash_sim)
     throw error(errc::unsupported, "this pmindex was built with -DPMINDEX_CRASH_SIM=OFF: no crash simulation");
   if (c_.threads < 1 || c_.threads > 16) throw error(errc::usage, "--threads must be 1..16");

@@ -164,7 +164,7 @@ void checker::run_history(bool calibrate) {
   o.index = c_.index;
   o.params = c_.params;  // keys=bytes added by the constructor for byte runs
   o.pool_size = c_.pool_size;
-  o.mode = pm::mode::persist;
+  o.mode = c_.mode;
   o.observer = obs_.get();
   o.quiet = true;
   idx_ = open(o);

@@ -220,7 +220,7 @@ std::string checker::check_usable(index& idx, content_map content) {
 std::string checker::oracle(char* image, bool frozen, uint64_t parent_used) {
   options o;
   o.index = c_.index;  // the parameters (keys=) come from the pool
-  o.mode = pm::mode::persist;
+  o.mode = c_.mode;
   o.open = pm::open_mode::must_exist;
   o.image = image;
   o.image_size = obs_->size();

@@ -19,7 +19,9 @@
 #include <fstream>
 #include <thread>
 
+#include "pm/tx_log.hpp"
 #include "pmindex/error.hpp"
+#include "pmindex/pm/tx.hpp"
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
@@ -157,6 +159,18 @@ std::unique_ptr<pool> pool::open(const pool_options& o) {
     // A volatile open never flushes, so this mark alone is made durable,
     // before any store of the open: its refusal after a crash relies on it.
     if (p->mode_ == mode::volatile_) p->sync_to_media(&h.root, 64);
+  }
+  if (p->mode_ == mode::tx && h.tx_log_count) {
+    p->tx_ = std::make_unique<tx_logs>();
+    for (uint64_t i = 0; i < h.tx_log_count; ++i) {
+      auto l = std::make_unique<tx_log_state>();
+      l->log_off = h.tx_log_offset + i * h.tx_log_size;
+      l->size = h.tx_log_size;
+      p->tx_->logs.push_back(std::move(l));
+    }
+    // Before the index sees the pool: every incomplete transaction undone.
+    if (!p->created_ && !p->was_clean_ && !o.inspect) tx_recover(*p);
+    for (auto& l : p->tx_->logs) l->gen = p->ptr<tx_log_head>(l->log_off)->done_gen + 1;
   }
   p->open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return p;
@@ -307,7 +321,18 @@ void pool::format(const pool_options& o) {
   uint64_t per_chunk_meta = 4 + k_bitmap_bytes;
   uint64_t n0 = (size - k_header_size) / (k_chunk_size + per_chunk_meta);
   uint64_t meta_size = round_up(n0 * per_chunk_meta, 4096);
-  uint64_t heap_off = round_up(k_header_size + meta_size, k_chunk_size);
+  // A tx pool's undo logs sit between the allocator state and the heap.
+  uint64_t tx_off = 0, tx_count = 0, tx_size = 0;
+  if (mode_ == mode::tx) {
+    if (o.tx_logs < 1 || o.tx_logs > 4096 || o.tx_log_size < 256 || o.tx_log_size > (uint64_t{1} << 30) ||
+        o.tx_log_size % 64)
+      fail(errc::usage, "tx logs: 1..4096 logs of 256 B..1 GiB, a multiple of 64 (got " +
+                            std::to_string(o.tx_logs) + " of " + std::to_string(o.tx_log_size) + ")");
+    tx_off = round_up(k_header_size + meta_size, 64);
+    tx_count = o.tx_logs;
+    tx_size = o.tx_log_size;
+  }
+  uint64_t heap_off = round_up(std::max(k_header_size + meta_size, tx_off + tx_count * tx_size), k_chunk_size);
   if (heap_off + k_chunk_size > size)
     fail(errc::too_small, "pool size " + std::to_string(size) + " leaves no room for a heap");
   // The allocator area was sized for n0 chunks; rounding heap_off up can
@@ -328,6 +353,14 @@ void pool::format(const pool_options& o) {
   h.create_time = static_cast<uint64_t>(std::time(nullptr));
   h.create_mode = static_cast<uint64_t>(mode_);
   h.last_mode = static_cast<uint64_t>(mode_);
+  h.tx_log_offset = tx_off;
+  h.tx_log_count = tx_count;
+  h.tx_log_size = tx_size;
+  // Every log starts empty (a fresh device DAX namespace is not zeroed).
+  for (uint64_t i = 0; i < tx_count; ++i) {
+    std::memset(base_ + tx_off + i * tx_size, 0, 2 * 64);
+    flush(base_ + tx_off + i * tx_size, 2 * 64);
+  }
   std::snprintf(h.index_name, sizeof h.index_name, "%s", o.index_name.c_str());
   std::snprintf(h.index_params, sizeof h.index_params, "%s", o.index_params.c_str());
   {
@@ -362,7 +395,14 @@ void pool::validate(uint64_t len) {
       h.nchunks <= (h.pool_size - h.heap_offset) / k_chunk_size &&
       h.nchunks <= h.meta_size / (4 + k_bitmap_bytes) && h.index_name[sizeof h.index_name - 1] == 0 &&
       h.index_params[sizeof h.index_params - 1] == 0 && h.create_mode <= static_cast<uint64_t>(mode::tx);
-  if (!layout_ok) fail(errc::corrupt, path_ + " has an inconsistent pool header");
+  const bool tx = h.create_mode == static_cast<uint64_t>(mode::tx);
+  const bool logs_ok =
+      tx ? h.tx_log_offset % 64 == 0 && h.tx_log_offset >= h.meta_offset + h.meta_size && h.tx_log_count >= 1 &&
+               h.tx_log_count <= 4096 && h.tx_log_size >= 256 && h.tx_log_size <= (uint64_t{1} << 30) &&
+               h.tx_log_size % 64 == 0 && h.tx_log_offset <= h.heap_offset &&
+               h.tx_log_count * h.tx_log_size <= h.heap_offset - h.tx_log_offset
+         : h.tx_log_offset == 0 && h.tx_log_count == 0 && h.tx_log_size == 0;
+  if (!layout_ok || !logs_ok) fail(errc::corrupt, path_ + " has an inconsistent pool header");
   // The words that change in use: each 8-byte store is atomic, so they are
   // checked for range, not summed.
   if (h.clean > 1 || h.used_at_close > h.pool_size || h.last_mode > static_cast<uint64_t>(mode::tx) ||
@@ -535,6 +575,8 @@ void pool::close() {
 void pool::abandon() {
   if (!closed_) unmap();
 }
+
+pool::pool() = default;
 
 pool::~pool() {
   try {

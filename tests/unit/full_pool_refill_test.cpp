@@ -10,7 +10,7 @@
 // known_failing(): FullPoolRemove still requires every remove to succeed,
 // and the DISABLED_ twin (--gtest_also_run_disabled_tests
 // --gtest_filter='*FullPool*' prints its figures) the whole cycle. None is
-// listed today. PermART and PermART-2Log were, until removed slots' version
+// listed today but the pmemids btree (tombstones). PermART and PermART-2Log were, until removed slots' version
 // links went back to null after their grace period (permart.hpp, "Full
 // pools"): before, the refill held 0% of the first fill (u64) and 76-91%
 // (keys=bytes), the links holding every chunk of the leaves' size classes.
@@ -36,14 +36,16 @@ struct refill_param {
   bool bytes;
 };
 
-bool known_failing(const std::string&) { return false; }
+// btree (pmemids): a remove leaves a tombstone that only the same key
+// reuses, so a refill with new keys finds no room (btree.hpp).
+bool known_failing(const std::string& name) { return name == "btree"; }
 
 std::vector<refill_param> refill_params(bool failing) {
   std::vector<refill_param> v;
   for (auto& e : registered_indexes()) {
     if (!e->persistent() || known_failing(e->name) != failing) continue;
     for (bool bytes : {false, true}) {
-      if (bytes && !e->supports(key_kind::bytes)) continue;
+      if (bytes && (!e->supports(key_kind::bytes) || e->max_key < 23)) continue;  // 23-byte keys
       v.push_back({e->name, 1, bytes});
       if (e->concurrent) v.push_back({e->name, 2, bytes});
     }

@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "pmindex/pm/mode.hpp"
+
 namespace pmindex {
 struct index_entry;
 }
@@ -69,6 +71,8 @@ struct config {
   uint64_t value_size = 8;
   value_source values;            // required for byte values
   uint64_t pool_size = 8 << 20;
+  // persist, or tx (the index's undo-logged protocol; pm/tx.hpp).
+  pm::mode mode = pm::mode::persist;
   std::string keyset = "mixed";   // threads: disjoint | shared | mixed
   uint32_t child_timeout = 20;    // seconds before a child counts as hung
   uint64_t max_violations = 0;    // stop after this many (0: never stop)

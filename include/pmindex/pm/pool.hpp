@@ -27,6 +27,8 @@
 
 namespace pmindex::pm {
 
+class tx_logs;
+
 // Built with -DPMINDEX_CRASH_SIM=OFF the observer branch disappears (to
 // measure that it costs nothing); crash simulation is then unavailable.
 #ifdef PMINDEX_NO_CRASH_SIM
@@ -65,6 +67,10 @@ struct pool_options {
   bool quiet = false;  // no warnings on stderr
   // Look only (pmindex info): the header is not marked in use; abandon() after.
   bool inspect = false;
+  // A pool created in tx mode: its undo logs (pm/tx.hpp), one per
+  // transaction in progress at once, of tx_log_size bytes each.
+  uint32_t tx_logs = 8;
+  uint64_t tx_log_size = 64 << 10;
 };
 
 class pool {
@@ -246,12 +252,16 @@ class pool {
   // Bytes in use by blocks (excluding per-thread caches), chunks reserved.
   alloc::heap_usage usage() const;
 
+  // The undo logs of a pool open in tx mode (pm/tx.hpp), else null.
+  tx_logs* tx_state() const noexcept { return tx_.get(); }
+  uint64_t heap_begin() const noexcept { return heap_begin_; }
+
  private:
   struct local_state {
     alloc::thread_cache cache;
     uint32_t slot = 0;
   };
-  pool() = default;
+  pool();  // out of line: tx_logs is incomplete here
   local_state& local() {
     // The first k_inline_pools ids: a plain TLS load (the fast path); the
     // rest (a process with very many open pools) look in a TLS vector.
@@ -317,6 +327,7 @@ class pool {
   std::mutex locals_mu_;
   std::vector<std::unique_ptr<local_state>> locals_;  // owned, reused
   std::vector<local_state*> free_locals_;
+  std::unique_ptr<tx_logs> tx_;
 };
 
 }  // namespace pmindex::pm

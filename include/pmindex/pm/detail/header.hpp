@@ -51,7 +51,13 @@ struct pool_header {
   // --- line 7
   uint64_t create_mode;      // 448  pm::mode chosen at creation: an open that names
                              //      no mode uses it
-  uint64_t reserved[7];      // 456  zero
+  // The undo logs of a tx pool (pm/tx.hpp), between the allocator state and
+  // the heap; zero in the other modes. Added to format 3 without a bump:
+  // the words were zero (reserved) and no index had a tx mode before them.
+  uint64_t tx_log_offset;    // 456  first log (64-aligned), 0: none
+  uint64_t tx_log_count;     // 464  logs (one per concurrent transaction)
+  uint64_t tx_log_size;      // 472  bytes per log (a multiple of 64)
+  uint64_t reserved[4];      // 480  zero
 };
 // clang-format on
 static_assert(sizeof(pool_header) == 512);

@@ -1,0 +1,145 @@
+// pmemids `btree`: the B-tree of "Performance study of Optane DC from indexing
+// data structures' perspective" (pmemids_bench, MSST'20): values embedded in
+// the nodes, minimum degree t = 9 (8..17 records a node, the root 0..17),
+// linear in-node search, proactive (top-down) splits. Single-threaded: the
+// harness runs it behind its global lock or one instance per thread.
+//
+// Node (node_bytes = 152 + 17 * rec bytes; rec = key word(s) + meta + value
+// slot: 24 bytes for keys=u64, 24 + the slot for keys=bytes):
+//     0  uint32_t n            records in use
+//     4  uint32_t leaf         1 for a leaf
+//     8  uint64_t child[18]    pool offsets (internal nodes)
+//   152  record[17]            key word (keys=bytes: two), meta word (front.hpp), value
+// Root block: magic, tree (offset of the root node; the word that commits a
+// new root), value slot, key kind.
+//
+// Remove marks the record dead (meta word, one 8-byte store); a later insert
+// of the key revives it. Nodes never shrink (the study's B-tree had no delete):
+// every non-root node keeps >= 8 records, dead ones included.
+//
+// Crash consistency, flushes (F, in lines) and fences per operation:
+//   persist: out of place. An insert copies its leaf with the record added
+//     (F = node lines + 1, 2 fences: the copy, then the 8-byte store of the
+//     parent's child word or of the root word); a split builds the two halves
+//     and a copy of the parent (3 nodes flushed, 2 fences, one 8-byte store).
+//     keys=u64 update: one 8-byte value store (F 1, 1 fence); keys=bytes
+//     update copies the node like an insert.
+//   tx: in place under an undo-log transaction (pm/tx.hpp): an insert saves
+//     the node header and the records it shifts (2 log entries: F = their
+//     lines, 2 fences), then commit flushes the changed lines, fences, and
+//     stores the log's word (F 1, 1 fence): 4 fences; a split logs the parent
+//     range and the child's header and allocates the right half in the
+//     transaction. keys=bytes update: one logged record. keys=u64 update
+//     stays an 8-byte store.
+//   both: remove is one 8-byte store (F 1, 1 fence); reviving a dead record
+//     writes its (dead) value slot, persists it, then stores the meta word (2
+//     fences).
+// Recovery: nothing to repair (tx: the pool rolled the log back before);
+// tracing reclaims blocks a crash left unlinked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/mutant.hpp"
+#include "pmemids/detail/front.hpp"
+#include "pmindex/pm/pool.hpp"
+#include "pmindex/pm/tx.hpp"
+#include "pmindex/registry.hpp"
+
+namespace pmindex::pmemids::btree {
+
+enum class mutant : unsigned { none, publish_before_flush, tx_unlogged_shift };
+
+inline constexpr uint32_t k_t = 9;               // minimum degree
+inline constexpr uint32_t k_max = 2 * k_t - 1;   // records a node
+inline constexpr uint64_t k_root_magic = 0x45455254425f4950;  // "PI_BTREE"
+
+struct node {
+  uint32_t n;
+  uint32_t leaf;
+  uint64_t child[k_max + 1];
+};
+static_assert(sizeof(node) == 152);
+
+struct root_block {
+  uint64_t magic;
+  uint64_t tree;
+  uint64_t slot;
+  uint64_t kind;
+};
+
+class tree {
+ public:
+  tree(pm::pool& p, open_kind k, const index_config& c);
+  bool insert(key k, const char* v, uint32_t n);
+  bool update(key k, const char* v, uint32_t n);
+  bool remove(key k);
+  const char* find(key k, uint32_t* n) const;
+  template <class F>
+  void scan(key from, F&& f) const {
+    walk(node_at(root_->tree), from, f);
+  }
+  check_result check();
+  void trace(pm::pool::trace_sink& s);
+  index_stats stats();
+  uint32_t max_value() const noexcept { return max_value_; }
+
+ private:
+  struct rec {
+    uint64_t* key;
+    uint64_t* meta;
+    char* value;
+  };
+  node* node_at(uint64_t off) const { return p_.ptr<node>(off); }
+  char* rec_at(node* x, uint32_t i) const { return reinterpret_cast<char*>(x) + sizeof(node) + i * rec_; }
+  // Record: key word(s) (kw_ bytes: 8 for keys=u64, 16 for keys=bytes),
+  // meta word, value slot.
+  key key_at(node* x, uint32_t i) const {
+    auto* r = reinterpret_cast<uint64_t*>(rec_at(x, i));
+    return {r[0], kw_ == 16 ? r[1] : 0, meta_klen(r[kw_ / 8])};
+  }
+  uint64_t& meta_at(node* x, uint32_t i) const { return reinterpret_cast<uint64_t*>(rec_at(x, i))[kw_ / 8]; }
+  char* value_at(node* x, uint32_t i) const { return rec_at(x, i) + kw_ + 8; }
+  // First i with key(i) >= k (linear, as in the study).
+  uint32_t position(node* x, key k) const {
+    uint32_t i = 0;
+    while (i < x->n && key_at(x, i) < k) ++i;
+    return i;
+  }
+  // The node holding k, its index, and the word that references the node.
+  struct place {
+    node* x = nullptr;
+    uint32_t i = 0;
+    uint64_t* slot = nullptr;
+  };
+  place locate(key k) const;
+  void write_rec(char* r, key k, const char* v, uint32_t n) const;
+  uint64_t new_node(bool leaf);
+  void new_nodes(uint64_t* out, int n, bool leaf);
+  void split_child(uint64_t* xslot, node* x, uint32_t i);
+  void split_root();
+  void split_child_tx(pm::transaction& tx, node* x, uint32_t i);
+  void insert_leaf(uint64_t* slot, uint32_t i, key k, const char* v, uint32_t n);
+  void publish(uint64_t* slot, uint64_t off, std::initializer_list<uint64_t> fresh);
+  bool tx() const noexcept { return p_.pm_mode() == pm::mode::tx; }
+  template <class F>
+  bool walk(node* x, key from, F& f) const {
+    uint32_t i = position(x, from);
+    for (uint32_t j = i; j < x->n; ++j) {
+      if (!x->leaf && !walk(node_at(x->child[j]), from, f)) return false;
+      uint64_t m = meta_at(x, j);
+      if (meta_live(m) && !f(key_at(x, j), static_cast<const char*>(value_at(x, j)), meta_vlen(m))) return false;
+    }
+    return x->leaf || walk(node_at(x->child[x->n]), from, f);
+  }
+  std::string check_node(uint64_t off, int depth, int& leaf_depth, const key* lo, const key* hi, uint64_t& live);
+
+  pm::pool& p_;
+  root_block* root_ = nullptr;
+  uint32_t kw_ = 8, rec_ = 0, node_bytes_ = 0, max_value_ = 0;
+  bool u64_ = true;
+  common::mutant_switch<mutant> mut_;
+};
+
+}  // namespace pmindex::pmemids::btree
