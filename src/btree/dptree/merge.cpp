@@ -1,0 +1,427 @@
+// DPTree (see dptree.hpp, "MERGE"): freezing the active buffer, the merge
+// thread, the merge of a frozen buffer into the base leaves and its commit
+// (the version flip), close() and abandon().
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+
+#include "btree/dptree/dptree.hpp"
+#include "common/atomics.hpp"
+
+namespace pmindex::btree::dptree {
+
+using common::store_rel;
+
+// ---------------------------------------------------------------- freeze
+
+// The active buffer becomes the frozen one; the other buffer (empty, its
+// filter reset when its last merge committed) takes the next tag and log.
+// Structure lock held exclusively.
+template <class K>
+void tree<K>::freeze_locked() {
+  buffer* nb = active_ == &bufs_[0] ? &bufs_[1] : &bufs_[0];
+  if (!nb->map.empty() || frozen_) corrupt("freeze with a buffer still in use");
+  nb->tag = active_->tag + 1;
+  nb->chunk = chunk_at(root_->log[nb->tag % 2]);
+  nb->pos = 0;
+  frozen_ = active_;
+  active_ = nb;
+}
+
+template <class K>
+void tree<K>::maybe_freeze() {
+  {
+    std::lock_guard l(mmu_);
+    if (merging_ || stop_) return;  // the thread looks again when its merge is done
+  }
+  {
+    std::unique_lock s(smu_);
+    if (!frozen_) {
+      if (active_->map.size() < threshold()) return;
+      freeze_locked();
+    }
+  }
+  kick();
+}
+
+template <class K>
+void tree<K>::kick() {
+  {
+    std::lock_guard l(mmu_);
+    resume_.store(false, std::memory_order_relaxed);
+    if (stop_) return;
+    want_ = true;
+    if (!bg_.joinable()) bg_ = std::thread([this] { merge_thread(); });
+  }
+  mcv_.notify_one();
+}
+
+// ---------------------------------------------------------------- thread
+
+template <class K>
+void tree<K>::merge_thread() {
+  std::unique_lock l(mmu_);
+  for (;;) {
+    mcv_.wait(l, [&] { return stop_ || want_; });
+    if (stop_) break;
+    want_ = false;
+    merging_ = true;
+    l.unlock();
+    buffer* f;
+    {
+      std::shared_lock s(smu_);
+      f = frozen_;
+    }
+    bool again = false;
+    if (f) {
+      try {
+        again = merge(*f);
+      } catch (const error&) {  // a full pool: the buffer stays frozen, a later write retries
+        merge_failures_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    if (again) {  // writes during the merge may have filled the next buffer
+      std::unique_lock s(smu_);
+      again = !frozen_ && active_->map.size() >= threshold();
+      if (again) freeze_locked();
+    }
+    l.lock();
+    merging_ = false;
+    if (again) want_ = true;
+    idle_cv_.notify_all();
+  }
+  merging_ = false;
+  idle_cv_.notify_all();
+}
+
+template <class K>
+void tree<K>::stop_thread(bool drain) {
+  {
+    std::lock_guard l(mmu_);
+    stop_ = true;
+    if (!drain) abort_ = true;  // abandon(): an unfinished merge does not commit
+  }
+  mcv_.notify_all();
+  if (bg_.joinable()) bg_.join();
+}
+
+template <class K>
+void tree<K>::wait_idle() {
+  std::unique_lock l(mmu_);
+  idle_cv_.wait(l, [&] { return !merging_ && (!want_ || stop_ || !bg_.joinable()); });
+}
+
+// close(): the thread stopped, every buffer merged here, so the logs hold
+// no live record and a clean open replays nothing. A full pool leaves the
+// rest to the next open's replay.
+template <class K>
+void tree<K>::merge_all() {
+  try {
+    for (int round = 0; round < 3; ++round) {
+      buffer* f;
+      {
+        std::unique_lock s(smu_);
+        if (!frozen_) {
+          if (active_->map.empty()) return;
+          freeze_locked();
+        }
+        f = frozen_;
+      }
+      if (!merge(*f)) return;
+    }
+  } catch (const error&) {
+    merge_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+template <class K>
+void tree<K>::close() {
+  stop_thread(true);
+  merge_all();
+  index::close();
+}
+
+template <class K>
+void tree<K>::abandon() {
+  stop_thread(false);  // as a crash leaves it: buffers unmerged, a merge cut short
+  index::abandon();
+}
+
+// ---------------------------------------------------------------- merge
+
+// Leaf li's part of the frozen entries (items[i..), the keys below the next
+// leaf's smallest) merged with its current records, split into the leaves
+// that will hold them: li itself (its records that stay keep their slots;
+// new ones need slots free at the current version) and new leaves. A leaf
+// left with nothing (not the head) leaves the chain.
+template <class K>
+typename tree<K>::plan tree<K>::plan_leaf(size_t li, const std::vector<std::pair<ukey, bval>>& items,
+                                          size_t& i, std::vector<uint64_t>& free_after, int64_t& delta) {
+  const leaf* l = at(leaves_[li]);
+  const meta& m = cur(l);
+  const entry* s = slots(l);
+  const bool has_next = li + 1 < leaves_.size();
+  ukey end{};
+  if (has_next) end = min_of(li + 1);
+  std::vector<mrec> all;
+  all.reserve(m.count + 8);
+  unsigned j = 0;
+  for (; i < items.size() && (!has_next || items[i].first < end); ++i) {
+    const ukey k = items[i].first;
+    const bval& v = items[i].second;
+    for (; j < m.count && key_of(s[m.order[j]]) < k; ++j) all.push_back({s[m.order[j]], m.order[j]});
+    const bool match = j < m.count && key_of(s[m.order[j]]) == k;
+    if (match) {
+      // The replaced or removed record's block (a tombstone's own word is
+      // borrowed: never freed through it).
+      if constexpr (k_bytes) free_after.push_back(s[m.order[j]].value);
+      ++j;
+    }
+    if (!v.tomb) {
+      uint64_t kw;
+      if constexpr (k_bytes)
+        kw = detail::key_prefix(k);
+      else
+        kw = k;
+      all.push_back({entry{kw, v.word}, -1});
+      delta += !match;
+    } else {
+      delta -= match;
+    }
+  }
+  for (; j < m.count; ++j) all.push_back({s[m.order[j]], m.order[j]});
+
+  const unsigned n = unsigned(all.size());
+  unsigned used = 0;
+  for (uint64_t w : m.bitmap) used += unsigned(std::popcount(w));
+  const unsigned free = nslots_ > used ? nslots_ - used : 0;
+  unsigned per = n;  // records per output leaf
+  if (n > cap_) {
+    unsigned fill = std::max(1u, cap_ * 3 / 4), parts = (n + fill - 1) / fill;
+    per = (n + parts - 1) / parts;
+  }
+  unsigned a = 0, fresh_slots = 0;
+  for (; a < n && a < per; ++a)
+    if (all[a].slot < 0 && fresh_slots++ == free) break;
+  plan pl{li, {}};
+  if (a > 0 || li == 0) pl.outs.push_back({leaves_[li], false, {all.begin(), all.begin() + a}});
+  const unsigned rest = n - a;
+  if (rest) {
+    const unsigned parts = (rest + per - 1) / per;
+    unsigned at_rec = a;
+    for (unsigned q = 0; q < parts; ++q) {
+      unsigned size = rest / parts + (q < rest % parts);
+      out_leaf o{0, true, {all.begin() + at_rec, all.begin() + at_rec + size}};
+      for (auto& r : o.recs) r.slot = -1;
+      at_rec += size;
+      pl.outs.push_back(std::move(o));
+      pl.outs.back().off = new_leaf();  // throws pool_full (the caller frees the new leaves)
+    }
+  }
+  return pl;
+}
+
+// Writes one output leaf at version g: new records into free slots, the
+// other metadata copy (a new leaf: copy 0), the stamp. Nothing is flushed
+// here: the lines to flush are appended to `lines`.
+template <class K>
+void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
+                         std::vector<std::pair<const void*, size_t>>& lines) {
+  leaf* l = at(o.off);
+  entry* s = slots(l);
+  uint64_t taken[4] = {0, 0, 0, 0};
+  unsigned alt = 0;
+  if (!o.fresh) {
+    const unsigned c = cur_copy(l);
+    alt = 1 - c;
+    std::memcpy(taken, l->m[c].bitmap, sizeof taken);
+  }
+  meta& nm = l->m[alt];
+  uint64_t bm[4] = {0, 0, 0, 0}, slot_lines = 0;
+  unsigned cursor = 0;
+  const unsigned n = unsigned(o.recs.size());
+  for (unsigned x = 0; x < n; ++x) {
+    int slot = o.recs[x].slot;
+    if (slot < 0) {
+      while (taken[cursor / 64] >> (cursor % 64) & 1) ++cursor;
+      if (cursor >= nslots_) corrupt("merge: no free slot");  // planning guarantees one
+      slot = int(cursor);
+      taken[cursor / 64] |= uint64_t{1} << (cursor % 64);
+      s[slot] = o.recs[x].e;  // a slot free at the current version: no reader, no recovery reads it
+      slot_lines |= uint64_t{1} << (unsigned(slot) / 4);
+    }
+    bm[slot / 64] |= uint64_t{1} << (slot % 64);
+    nm.order[x] = uint8_t(slot);
+  }
+  nm.next = next;
+  nm.max_key = n ? o.recs.back().e.key : 0;
+  nm.count = n;
+  std::memcpy(nm.bitmap, bm, sizeof bm);
+  for (uint64_t m = slot_lines; m; m &= m - 1) lines.emplace_back(s + 4 * std::countr_zero(m), 64);
+  lines.emplace_back(&nm, 64);             // next, max key, count, bitmap: one line
+  if (n) lines.emplace_back(nm.order, n);  // the order lines in use
+  store_rel(&l->stamp, (g << 1) | alt);
+  lines.emplace_back(&l->stamp, 64);
+}
+
+template <class K>
+bool tree<K>::merge(buffer& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t g0 = gen_.load(), g = g0 + 1;
+  if (f.tag != g0) corrupt("merge of a buffer that is not the oldest");
+  std::vector<std::pair<ukey, bval>> items;
+  items.reserve(f.map.size());
+  for (auto& [k, v] : f.map) items.emplace_back(ukey(k), v);
+
+  std::map<size_t, plan> plans;
+  std::vector<uint64_t> free_after, dead;
+  int64_t delta = 0;
+  auto drop_fresh = [&] {  // unreachable new leaves of a merge that will not commit
+    for (auto& [idx, pl] : plans)
+      for (auto& o : pl.outs)
+        if (o.fresh && o.off) free_leaf(o.off);
+  };
+  std::vector<std::pair<const void*, size_t>> lines;
+  std::vector<uint64_t> chain;
+  std::vector<std::pair<typename K::key, uint64_t>> mins;
+  try {
+    // 1. Plans: the leaves the frozen entries fall in, in key order.
+    size_t i = 0;
+    while (i < items.size()) {
+      if (abort_.load(std::memory_order_relaxed)) {
+        drop_fresh();
+        return false;
+      }
+      size_t lo = plans.empty() ? 0 : plans.rbegin()->first + 1, hi = leaves_.size();
+      if (lo >= hi) lo = hi - 1;
+      while (hi - lo > 1) {  // the last leaf whose smallest key is <= the item's
+        size_t mid = (lo + hi) / 2;
+        if (!(items[i].first < min_of(mid)))
+          lo = mid;
+        else
+          hi = mid;
+      }
+      auto [it, ok] = plans.emplace(lo, plan{lo, {}});
+      it->second = plan_leaf(lo, items, i, free_after, delta);
+    }
+    // A leaf that leaves the chain: its nearest kept predecessor takes a
+    // new next (an untouched one gets a copy of its metadata that says so).
+    std::vector<size_t> relink;
+    for (auto& [idx, pl] : plans) {
+      if (idx == 0 || (!pl.outs.empty() && !pl.outs[0].fresh)) continue;
+      dead.push_back(leaves_[idx]);
+      for (size_t q = idx - 1;; --q) {
+        auto it = plans.find(q);
+        if (it == plans.end()) {
+          relink.push_back(q);
+          break;
+        }
+        if (!it->second.outs.empty()) break;
+      }
+    }
+    for (size_t q : relink) {
+      if (plans.count(q)) continue;
+      const leaf* l = at(leaves_[q]);
+      const meta& m = cur(l);
+      out_leaf o{leaves_[q], false, {}};
+      for (unsigned j = 0; j < m.count; ++j) o.recs.push_back({slots(l)[m.order[j]], m.order[j]});
+      plan pl{q, {}};
+      pl.outs.push_back(std::move(o));
+      plans.emplace(q, std::move(pl));
+    }
+    auto first_after = [&](size_t idx) -> uint64_t {
+      for (size_t j = idx + 1; j < leaves_.size(); ++j) {
+        auto it = plans.find(j);
+        if (it == plans.end()) return leaves_[j];
+        if (!it->second.outs.empty()) return it->second.outs[0].off;
+      }
+      return 0;
+    };
+    // 2. Next-version leaves and metadata, the new chain and its inner nodes.
+    for (auto& [idx, pl] : plans) {
+      if (abort_.load(std::memory_order_relaxed)) {
+        drop_fresh();
+        return false;
+      }
+      const uint64_t after = first_after(idx);
+      for (size_t o = 0; o < pl.outs.size(); ++o)
+        write_leaf(pl.outs[o], o + 1 < pl.outs.size() ? pl.outs[o + 1].off : after, g, lines);
+    }
+    chain.reserve(leaves_.size() + 8);
+    mins.reserve(leaves_.size() + 8);
+    auto pit = plans.begin();
+    for (size_t j = 0; j < leaves_.size(); ++j) {
+      if (pit != plans.end() && pit->first == j) {
+        for (auto& o : pit->second.outs) {
+          chain.push_back(o.off);
+          if (chain.size() == 1)
+            mins.emplace_back(K::k_min, o.off);
+          else
+            mins.emplace_back(layer_key(o.recs[0].e), o.off);
+        }
+        ++pit;
+      } else {
+        chain.push_back(leaves_[j]);
+        const leaf* l = at(leaves_[j]);
+        if (j == 0)
+          mins.emplace_back(K::k_min, leaves_[j]);
+        else
+          mins.emplace_back(layer_key(slots(l)[cur(l).order[0]]), leaves_[j]);
+      }
+    }
+  } catch (...) {
+    drop_fresh();
+    throw;
+  }
+  auto layer = std::make_unique<detail::inner_layer<K>>(64);
+  layer->build(mins);
+  bloom fresh_filter;
+  fresh_filter.reset(
+      16 * std::max<uint64_t>(merge_min_, uint64_t(int64_t(base_records_) + delta) * merge_permille_ / 1000));
+
+  // 3. Durable, then the flip. Every line written above is unreachable at
+  // the current version: one fence orders them all before the commit.
+  const bool early = mut_.on(mutant::flip_before_flush);
+  if (!early) {
+    for (auto& [a, n] : lines) p_.flush(a, n);
+    p_.fence();
+  }
+  if (mut_.on(mutant::log_truncated_early)) {
+    log_rec* r0 = &chunk_at(root_->log[f.tag % 2])->r[0];
+    p_.store_persist(&r0->tag, ~uint64_t{0});
+  }
+  std::map<bkey, bval, std::less<>> dead_map;
+  std::vector<uint64_t> garbage;
+  {
+    std::unique_lock s(smu_);
+    p_.store_persist(&root_->gen, g);  // the commit: 1 flush, 1 fence
+    gen_.store(g, std::memory_order_relaxed);
+    layer_.swap(layer);
+    leaves_.swap(chain);
+    base_records_ = uint64_t(int64_t(base_records_) + delta);
+    frozen_ = nullptr;
+    dead_map.swap(f.map);
+    garbage.swap(f.garbage);
+    std::swap(f.filter.w, fresh_filter.w);
+    std::swap(f.filter.bits, fresh_filter.bits);
+  }
+  if (early) {
+    for (auto& [a, n] : lines) p_.flush(a, n);
+    p_.fence();
+  }
+  // 4. Nothing reaches these any more (operations of the old version ended
+  // before the commit took the lock exclusively).
+  for (uint64_t b : free_after) p_.free(b);
+  for (uint64_t b : garbage) p_.free(b);
+  for (uint64_t d : dead) free_leaf(d);
+  merges_.fetch_add(1, std::memory_order_relaxed);
+  merged_records_.fetch_add(items.size(), std::memory_order_relaxed);
+  merge_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return true;
+}
+
+template class tree<detail::u64_keys>;
+template class tree<detail::byte_keys>;
+
+}  // namespace pmindex::btree::dptree
