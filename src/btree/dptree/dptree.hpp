@@ -61,7 +61,8 @@
 // is walked and the inner nodes rebuilt; log[gen % 2] is replayed into a
 // buffer (tag gen), then log[(gen+1) % 2] (tag gen + 1): if that one holds
 // records, the first buffer is frozen again and its merge resumes at the
-// first operation. A clean close merges every buffer first, so a clean open
+// first write (reads change nothing: a recovered pool's heap is what tracing
+// found until something is written). A clean close merges every buffer first, so a clean open
 // finds no record to replay (stats: replayed).
 //
 // THREADS: a structure lock (shared by operations, exclusive for the freeze

@@ -11,7 +11,6 @@ namespace pmindex::btree::dptree {
 template <class K>
 template <class Emit>
 void tree<K>::collect(ukey from, size_t count, const ukey* hi, Emit&& emit) {
-  resume();
   std::shared_lock s(smu_);
   std::shared_lock b(active_->mu);
   using map_t = std::map<bkey, bval, std::less<>>;

@@ -461,7 +461,6 @@ std::optional<uint64_t> tree<K>::lookup(uint64_t k) {
   if constexpr (k_bytes) {
     return bytes_index::lookup(k);
   } else {
-    resume();
     std::shared_lock s(smu_);
     uint64_t w = 0;
     bool found;
@@ -505,7 +504,6 @@ bool tree<K>::lookup(std::string_view k, std::string* v) {
     if (r && v) v->assign(value_bytes(*r));
     return r.has_value();
   } else {
-    resume();
     std::shared_lock s(smu_);  // blocks are freed only after a commit, which takes it exclusively
     uint64_t w = 0;
     bool found;
