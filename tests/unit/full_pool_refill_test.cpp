@@ -37,11 +37,16 @@ struct refill_param {
 };
 
 bool known_failing(const std::string& index) { return index == "permart" || index == "permart-2log"; }
+// Not run at all yet: DPTree's removes need log space and its merges need
+// leaves, so a full pool wedges both (removes refused; see dptree.hpp,
+// "Full pools"). Its inserts on a full pool fail cleanly
+// (PersistentConformance.FullPoolFailsCleanly).
+bool known_wedged(const std::string& index) { return index == "dptree"; }
 
 std::vector<refill_param> refill_params(bool failing) {
   std::vector<refill_param> v;
   for (auto& e : registered_indexes()) {
-    if (!e->persistent() || known_failing(e->name) != failing) continue;
+    if (!e->persistent() || known_failing(e->name) != failing || known_wedged(e->name)) continue;
     for (bool bytes : {false, true}) {
       if (bytes && !e->supports(key_kind::bytes)) continue;
       v.push_back({e->name, 1, bytes});

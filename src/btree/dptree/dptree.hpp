@@ -40,7 +40,8 @@
 //      in and the frozen buffer dropped. The fence of step 1 is what makes
 //      every stamp durable before the flip (mutant flip_before_flush);
 //   3. after the commit is durable: replaced and removed records' blocks,
-//      tombstones, superseded buffer blocks and unlinked leaves are freed,
+//      superseded buffer blocks and unlinked leaves are freed (a tombstone
+//      borrows the block of the record it removes and frees nothing),
 //      and the frozen buffer's log is recycled (mutant log_truncated_early
 //      recycles it before the commit).
 //
@@ -52,7 +53,10 @@
 // lock (slot order = apply order) and each record is durable before the
 // next starts, so only the last can be torn. A log's chunks are kept and
 // reused by buffer t + 2 (older tags never match); recycling is free.
-// keys=bytes: an upsert's record names its kv block; a remove's record names
+// keys=bytes: an upsert's record names its kv block and holds a hash of its
+// bytes (the block is flushed under the record's fence, so a crash may leave
+// the record of a write in flight durable without its block: replay stops
+// there, as at a torn record); a remove's record names
 // the block of the record it removes (which holds the key and lives until the
 // merge that applies the tombstone commits), so a remove allocates nothing.
 //
@@ -79,6 +83,12 @@
 // both the buffer and the base is scanned once, with the newest value.
 // Caveats: the merge thread rebuilds the inner nodes (a pass over the leaf
 // list) at every merge; a log keeps the chunks it grew to.
+// Full pools: an insert that finds no space fails cleanly (pool_full), but
+// a merge that cannot get a leaf leaves its buffer frozen (retried at later
+// writes), and a remove needs a log slot (2 log chunks are kept back for
+// removes): a pool filled to the brim can refuse removes until space comes
+// back, unlike the other indexes (tests/unit/full_pool_refill_test.cpp
+// leaves dptree out).
 #pragma once
 
 #include <atomic>
@@ -134,7 +144,7 @@ static_assert(sizeof(meta) == 320 && sizeof(leaf) == 704);
 enum rec_op : uint64_t { k_upsert = 1, k_remove = 2 };
 struct log_rec {            // one cache line; the line is the unit of a crash
   uint64_t key;             //   0  u64: the key; bytes: the kv block (remove: the removed record's)
-  uint64_t value;           //   8  u64: the value; bytes: 0
+  uint64_t value;           //   8  u64: the value; bytes: a hash of the kv block's bytes
   uint64_t op;              //  16  rec_op
   uint64_t pad[3];          //  24
   uint64_t check;           //  48  checksum of {key, value, op, tag}
@@ -276,6 +286,8 @@ class tree final : public bytes_index {
   size_t replay(buffer& b, uint64_t tag);
   void rebuild_layer();
   static uint64_t checksum(const log_rec& r) noexcept;
+  uint64_t block_hash(uint64_t off) const noexcept;  // keys=bytes: of the kv block's bytes
+  bool block_ok(const log_rec& r) const noexcept;
 
   // --- merge (merge.cpp)
   void kick();  // starts the merge thread if needed and wakes it

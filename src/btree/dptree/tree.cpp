@@ -221,6 +221,21 @@ uint64_t tree<K>::checksum(const log_rec& r) noexcept {
   return util::mix64(h ^ r.key) | 1;  // never 0: a zeroed line is no record
 }
 
+template <class K>
+uint64_t tree<K>::block_hash(uint64_t off) const noexcept {
+  const auto* b = common::kv_at(p_, off);
+  std::string_view all(reinterpret_cast<const char*>(b), common::kv_block_bytes(b->klen, b->vlen));
+  return util::mix64(std::hash<std::string_view>{}(all));
+}
+
+// keys=bytes: the record's block is a block with the contents it had when
+// the record was written.
+template <class K>
+bool tree<K>::block_ok(const log_rec& r) const noexcept {
+  if constexpr (k_bytes) return K::valid_record(p_, r.key) && block_hash(r.key) == r.value;
+  else return true;
+}
+
 // Applies the records of b's log (tag b.tag) from its start, in order, up
 // to the first that is not one (another tag, a bad checksum: the end of
 // what was written, or a torn last record); b's cursor is left there.
@@ -243,7 +258,9 @@ size_t tree<K>::replay(buffer& b, uint64_t tag) {
     if (r.tag != tag || r.check != checksum(r) || (r.op != k_upsert && r.op != k_remove)) break;
     ukey k;
     if constexpr (k_bytes) {
-      if (!K::valid_record(p_, r.key)) corrupt("a log record's block outside the heap");
+      // The block was flushed under the record's fence, not before it: a
+      // record of a write in flight may be durable without its block.
+      if (!block_ok(r)) break;
       k = common::kv_key(p_, r.key);
     } else {
       k = r.key;
@@ -355,7 +372,7 @@ void tree<K>::append(buffer& b, ukey k, uint64_t word, bool tomb) {
   log_rec& r = b.chunk->r[b.pos++];
   if constexpr (k_bytes) {
     r.key = word;
-    r.value = 0;
+    r.value = block_hash(word);
   } else {
     r.key = k;
     r.value = word;

@@ -159,7 +159,7 @@ void tree<K>::trace(pm::pool::trace_sink& sink) {
         }
         const log_rec& r = c->r[pos++];
         if (r.op == k_upsert) {
-          if (!K::valid_record(p_, r.key)) corrupt("a log record's block outside the heap");
+          if (!block_ok(r)) corrupt("a log record's block is not what it wrote");
           sink.add(r.key, common::kv_block_size(p_, r.key));
         }
       }
