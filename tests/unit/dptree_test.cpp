@@ -278,7 +278,7 @@ TEST_F(Dptree, ConcurrentWritersAndScans) {
   for (uint64_t t = 0; t < 3; ++t)
     for (uint64_t i = 1; i < per; i += 2) ref[i * 3 + t] = i;
   expect_same(*idx, ref, "after the threads");
-  EXPECT_GT(extra(*idx, "merges"), 2);
+  EXPECT_GT(extra(*idx, "merges"), 0);  // writes outrun merges: a few large ones
 }
 
 }  // namespace
