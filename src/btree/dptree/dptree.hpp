@@ -109,6 +109,7 @@
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "pmindex/pm/counters.hpp"
 
 namespace pmindex::btree::dptree {
 
@@ -334,7 +335,7 @@ class tree final : public bytes_index {
   bool want_ = false, merging_ = false, stop_ = false, drain_ = true;
   std::atomic<bool> abort_{false}, resume_{false};
   std::thread bg_;
-  std::atomic<uint64_t> merges_{0}, merged_records_{0}, merge_failures_{0};
+  std::atomic<uint64_t> merges_{0}, merged_records_{0}, merge_failures_{0}, merge_lines_{0}, merge_fences_{0};
   uint64_t replayed_ = 0;
   double rebuild_seconds_ = 0, merge_seconds_ = 0;
 };

@@ -268,6 +268,7 @@ void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
 template <class K>
 bool tree<K>::merge(buffer& f) {
   const auto t0 = std::chrono::steady_clock::now();
+  const pm::counters c0 = pm::thread_counters();
   const uint64_t g0 = gen_.load(), g = g0 + 1;
   if (f.tag != g0) corrupt("merge of a buffer that is not the oldest");
   std::vector<std::pair<ukey, bval>> items;
@@ -415,6 +416,9 @@ bool tree<K>::merge(buffer& f) {
   for (uint64_t b : free_after) p_.free(b);
   for (uint64_t b : garbage) p_.free(b);
   for (uint64_t d : dead) free_leaf(d);
+  const pm::counters c1 = pm::thread_counters();
+  merge_lines_.fetch_add(c1.lines_flushed - c0.lines_flushed, std::memory_order_relaxed);
+  merge_fences_.fetch_add(c1.fences - c0.fences, std::memory_order_relaxed);
   merges_.fetch_add(1, std::memory_order_relaxed);
   merged_records_.fetch_add(items.size(), std::memory_order_relaxed);
   merge_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

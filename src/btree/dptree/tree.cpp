@@ -232,8 +232,10 @@ uint64_t tree<K>::block_hash(uint64_t off) const noexcept {
 // the record was written.
 template <class K>
 bool tree<K>::block_ok(const log_rec& r) const noexcept {
-  if constexpr (k_bytes) return K::valid_record(p_, r.key) && block_hash(r.key) == r.value;
-  else return true;
+  if constexpr (k_bytes)
+    return K::valid_record(p_, r.key) && block_hash(r.key) == r.value;
+  else
+    return true;
 }
 
 // Applies the records of b's log (tag b.tag) from its start, in order, up

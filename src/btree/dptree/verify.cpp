@@ -198,6 +198,11 @@ index_stats tree<K>::stats() {
              {"merges", double(merges_.load())},
              {"merged_records", double(merged_records_.load())},
              {"merge_failures", double(merge_failures_.load())},
+             // The merge thread's persistence cost per merged buffer entry.
+             {"merge_flushes_per_record",
+              merged_records_.load() ? double(merge_lines_.load()) / double(merged_records_.load()) : 0.0},
+             {"merge_fences_per_merge",
+              merges_.load() ? double(merge_fences_.load()) / double(merges_.load()) : 0.0},
              {"merge_seconds", merge_seconds_},
              {"replayed", double(replayed_)},
              {"gen", double(gen_.load())},
