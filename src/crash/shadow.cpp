@@ -1,5 +1,6 @@
 #include "shadow.hpp"
 
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,10 +31,30 @@ char thread_state(int tid) {
   return p && p[1] == ' ' ? p[2] : '?';
 }
 
+// The other threads of this process (history workers, an index's
+// background threads, registered or not): their kernel tids.
+std::vector<int> other_tids(int self) {
+  std::vector<int> v;
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return v;
+  while (dirent* e = readdir(d)) {
+    int tid = std::atoi(e->d_name);
+    if (tid > 0 && tid != self) v.push_back(tid);
+  }
+  closedir(d);
+  return v;
+}
+
 // How long a crash point waits for other threads to park before it goes on
 // anyway. A thread still running then is harmless for soundness (a crash can
-// strike mid-store), but the leak count check is skipped for that image.
+// strike mid-store), but the leak count check is skipped for that image, and
+// a thread that holds a lock of the C library's or the sanitizer's allocator
+// at fork() leaves it held in the child. History workers may spin on an
+// index lock the crashing thread holds (they never park): a short wait. In a
+// single-threaded history the others are the index's background threads,
+// which block or reach an event: a long one.
 constexpr auto k_park_wait = std::chrono::milliseconds(3);
+constexpr auto k_background_wait = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -108,9 +129,11 @@ void shadow_observer::on_fence() {
 
 // Counts the event; if it is a crash point, crashes before it takes effect.
 void shadow_observer::event(std::unique_lock<std::mutex>& lk, bool /*fence*/) {
-  if (threads_ > 1) {
+  // Another thread crashes: park here (a history worker, or an index's
+  // background thread in any history).
+  if (crashing_.load(std::memory_order_relaxed)) {
     auto& w = me();
-    while (crashing_.load(std::memory_order_relaxed)) {  // another thread crashes: park here
+    while (crashing_.load(std::memory_order_relaxed)) {
       w.parked = true;
       parked_cv_.notify_all();
       resume_cv_.wait(lk);
@@ -144,26 +167,36 @@ void shadow_observer::crash_now() {
   if (listener_ && listener_->wants(k)) freeze_and_crash(lk, k);
 }
 
+// Every other thread of the process, not only the workers that have
+// reported an event: an index's background thread may be running (in
+// malloc, say) before its first flush.
 bool shadow_observer::others_frozen(const worker* self) const {
-  for (auto& w : workers_) {
-    if (w.get() == self || w->parked || w->done) continue;
-    char s = thread_state(w->tid);
+  for (int tid : other_tids(self->tid)) {
+    bool parked = false;
+    for (auto& w : workers_) parked |= w->tid == tid && (w->parked || w->done);
+    if (parked) continue;
+    char s = thread_state(tid);
     // Asleep in the kernel: blocked on a lock a parked thread holds (or in
-    // join). It cannot run until we resume, so it is as good as parked.
+    // join, or idle). It cannot run until we resume: as good as parked.
     if (s != 'S' && s != 'D') return false;
   }
   return true;
 }
 
+// The fork of each crash image happens with every other thread parked or
+// asleep, in single-threaded histories too: an index's background thread
+// (DPTree's merge, PACTree's SMO thread) that ran on while the crashing
+// thread forked could hold an allocator lock, which stays held forever in
+// the child (ASan's allocator has no fork handler: the child hangs).
 void shadow_observer::freeze_and_crash(std::unique_lock<std::mutex>& lk, uint64_t k) {
   bool frozen = true;
-  if (threads_ > 1) {
+  auto& self = me();
+  if (threads_ > 1 || !others_frozen(&self)) {
     crashing_.store(true, std::memory_order_release);
-    auto& self = me();
-    auto deadline = std::chrono::steady_clock::now() + k_park_wait;
+    auto deadline = std::chrono::steady_clock::now() + (threads_ > 1 ? k_park_wait : k_background_wait);
     while (!(frozen = others_frozen(&self))) {
-      if (parked_cv_.wait_until(lk, std::min(deadline, std::chrono::steady_clock::now() +
-                                                           std::chrono::microseconds(100))) ==
+      if (parked_cv_.wait_until(
+              lk, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::microseconds(100))) ==
               std::cv_status::timeout &&
           std::chrono::steady_clock::now() >= deadline) {
         frozen = others_frozen(&self);
@@ -172,7 +205,7 @@ void shadow_observer::freeze_and_crash(std::unique_lock<std::mutex>& lk, uint64_
     }
   }
   listener_->crash(k, frozen);
-  if (threads_ > 1) {
+  if (crashing_.load(std::memory_order_relaxed)) {
     crashing_.store(false, std::memory_order_release);
     resume_cv_.notify_all();
   }
