@@ -161,8 +161,28 @@ void shadow_observer::worker_done() {
   parked_cv_.notify_all();
 }
 
+// A background thread may be crashing (its crash point waits for the others
+// with mu_ released): the caller parks until it is done.
+void shadow_observer::wait_crash_end(std::unique_lock<std::mutex>& lk) {
+  if (!crashing_.load(std::memory_order_relaxed)) return;
+  auto& w = me();
+  while (crashing_.load(std::memory_order_relaxed)) {
+    w.parked = true;
+    parked_cv_.notify_all();
+    resume_cv_.wait(lk);
+    w.parked = false;
+  }
+}
+
+void shadow_observer::set_listener(listener* l) {
+  std::unique_lock lk(mu_);
+  wait_crash_end(lk);
+  listener_ = l;
+}
+
 void shadow_observer::crash_now() {
   std::unique_lock lk(mu_);
+  wait_crash_end(lk);  // one crash point at a time
   uint64_t k = events_;
   if (listener_ && listener_->wants(k)) freeze_and_crash(lk, k);
 }
