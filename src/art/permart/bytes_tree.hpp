@@ -27,11 +27,14 @@ class bytes_tree final : public bytes_index, protected core {
   size_t range(std::string_view lo, std::string_view hi, record_buffer& out) override;
 
   check_result check() override;
+  void close() override;
   void trace(pm::pool::trace_sink& sink) override;
   index_stats stats() override;
 
  private:
-  enum class op { insert, update, upsert, remove };
+  // clear_link: null the slot of `key` if it holds a version link stamped
+  // <= clear_stamp (core::clear_links).
+  enum class op { insert, update, upsert, remove, clear_link };
   // A scan's bounds: keys in [lo, hi] (no upper bound without has_hi).
   struct bounds {
     std::string_view lo, hi;
@@ -67,7 +70,8 @@ class bytes_tree final : public bytes_index, protected core {
 
   // --- writes (bytes_write.cpp)
   bool write(op o, std::string_view key, std::string_view value);
-  int try_write(op o, const bkey& key, std::string_view value);  // -1: restart
+  void clear_noted_links(bool all);  // core::clear_links over this layout
+  int try_write(op o, const bkey& key, std::string_view value, uint64_t clear_stamp = 0);  // -1: restart
   int write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, const bkey& key, std::string_view value);
   uint64_t new_block(fresh_blocks& fb, std::string_view key, std::string_view value);
   bpair new_pair(fresh_blocks& fb, const bkey& key, std::string_view value);

@@ -15,11 +15,25 @@ bool bytes_tree::write(op o, std::string_view key, std::string_view value) {
   check_key(key);
   if (o != op::remove) check_value(value);
   const bkey k(key);
-  return write_retry(o == op::remove, [&] { return try_write(o, k, value); });
+  bool r = write_retry(o == op::remove, [&] { return try_write(o, k, value); });
+  if (links_noted()) clear_noted_links(false);
+  return r;
 }
 
-int bytes_tree::try_write(op o, const bkey& key, std::string_view value) {
-  const bool must_exist = o == op::update || o == op::remove;
+void bytes_tree::clear_noted_links(bool all) {
+  clear_links(all, [&](const link_note& n) {
+    const bkey k(n.bkey);
+    return try_write(op::clear_link, k, {}, n.stamp);
+  });
+}
+
+void bytes_tree::close() {
+  clear_noted_links(true);
+  index::close();
+}
+
+int bytes_tree::try_write(op o, const bkey& key, std::string_view value, uint64_t clear_stamp) {
+  const bool must_exist = o == op::update || o == op::remove || o == op::clear_link;
   const std::string_view k = key.s;
   auto one_leaf = [&](fresh_blocks& fb) {
     bpair kv = new_pair(fb, key, value);
@@ -31,11 +45,13 @@ int bytes_tree::try_write(op o, const bkey& key, std::string_view value) {
   for (;;) {
     uint64_t raw = load_current(slot);
     if (raw == 0 || is_link(raw)) {  // empty slot: a one-pair leaf goes in
+      if (o == op::clear_link && raw) return clear_link(parent, slot, raw, clear_stamp);
       if (must_exist) return 0;
       return install(parent, slot, raw, true, one_leaf);
     }
     header* n = hdr(raw);
-    if (n->kind == uint8_t(kind::leaf)) return write_leaf(o, parent, slot, raw, key, value);
+    if (n->kind == uint8_t(kind::leaf))
+      return o == op::clear_link ? 0 : write_leaf(o, parent, slot, raw, key, value);
     const uint64_t d = bdepth(n);
     const char* pre = btail(n)->prefix;
     const size_t m = std::min<uint64_t>(d, k.size());
@@ -123,6 +139,7 @@ int bytes_tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, c
   replace(slot, raw, neu, true);
   fb.commit();
   retire_dropped(lh, cur, n);
+  if (n == 0) note_link(neu, 0, key.s);
   return ret;
 }
 

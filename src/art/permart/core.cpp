@@ -104,6 +104,37 @@ void core::replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool reti
   if (retire_old && old_raw) p_.retire(untag(old_raw));
 }
 
+void core::note_link(uint64_t raw, uint64_t key, std::string_view bkey) {
+  // Past this many waiting notes a link just stays until an insert reuses
+  // its slot (or the next recovery), as before notes existed.
+  constexpr size_t k_max_notes = size_t{1} << 20;
+  link_note n{hdr(raw)->stamp, p_.epochs().global_epoch(), key, std::string(bkey)};
+  std::lock_guard lk(notes_mu_);
+  if (notes_.size() >= k_max_notes) return;
+  notes_.push_back(std::move(n));
+  nnotes_.store(notes_.size(), std::memory_order_relaxed);
+}
+
+// Why nulling is safe: the note's epoch was read after the link's stamp
+// settled, and its grace period has passed, so every thread pinned now
+// pinned after that; a snapshot takes its stamp after pinning, from a clock
+// that was already >= the link's stamp, so it sees the link, i.e. null,
+// never the versions behind it. A link stamped <= the note's stamp (the
+// same link, or one a later remove left in the same slot with an equal
+// stamp) is therefore null for everyone. Why no flush and no fence: both
+// words mean null, recovery nulls every link without reading it (so a
+// crash that keeps the old word is harmless, even after the link's block is
+// reused), and a clean close loses no store. The link is retired: a reader
+// may have loaded it just before.
+int core::clear_link(header* parent, uint64_t* slot, uint64_t raw, uint64_t stamp) {
+  if (hdr(raw)->stamp > stamp) return 0;  // a younger link: its own note clears it
+  sync::version_guard lk(parent->lock);
+  if (!lk.ok() || load_acq(slot) != raw) return -1;
+  store_rel(slot, uint64_t{0});
+  p_.retire(untag(raw));
+  return 1;
+}
+
 header* core::recover_node(uint64_t* slot) {
   uint64_t v = *slot, w = v & ~k_unpersisted;
   if (w != v) {

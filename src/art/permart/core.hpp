@@ -6,8 +6,13 @@
 // are stored.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "art/permart/full.hpp"
@@ -169,6 +174,31 @@ class core {
   uint64_t new_link(fresh_blocks& fb, uint64_t gives_back);
   void replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool retire_old);
 
+  // --- version links back to null
+  // A remove that empties a slot leaves a version link there (its previous
+  // version, for older snapshots). Once no snapshot can be older than the
+  // link (a grace period after its stamp settled) it means null to every
+  // reader, and holds a block: a note of its key lets a later write find it
+  // and null the slot (clear_link), so removes give their space back. The
+  // notes are DRAM; after a crash recovery nulls every link anyway.
+  struct link_note {
+    uint64_t stamp;    // the link's settled stamp
+    uint64_t epoch;    // the pool's global epoch read after it settled
+    uint64_t key;      // keys=u64: the key whose slot it is
+    std::string bkey;  // keys=bytes
+  };
+  // After the remove that installed link `raw` (stamp settled by replace).
+  void note_link(uint64_t raw, uint64_t key, std::string_view bkey);
+  // Runs clear(note) -> write result for up to 2 notes whose grace period
+  // has passed (after each write), or for every note (`all`: at close, no
+  // other thread runs).
+  template <class Clear>
+  void clear_links(bool all, Clear&& clear);
+  // Under the parent's lock: *slot, still link `raw` stamped <= `stamp`,
+  // becomes null and the link is retired. 1, 0 (a younger link), -1: restart.
+  int clear_link(header* parent, uint64_t* slot, uint64_t raw, uint64_t stamp);
+  bool links_noted() const { return nnotes_.load(std::memory_order_relaxed) != 0; }
+
   // --- 2-Log (E: a log entry type with `stamp` and `meta`)
   // Commits entry e, whose key and value are written: meta with UNPERSISTED,
   // flush its line, fence, clear the bit, settle its stamp.
@@ -226,6 +256,9 @@ class core {
   mutable sync::stamp_clock clock_;
   common::mutant_switch<mutant> mut_;
   bool log_ = false;  // PermART (2-Log): big leaves carry two log entries
+  std::mutex notes_mu_;
+  std::deque<link_note> notes_;  // oldest first
+  std::atomic<size_t> nnotes_{0};
 };
 
 template <class F>
@@ -311,6 +344,26 @@ bool core::write_retry(bool remove, F&& try_write) {
       if (attempt == 1) throw;
       for (int i = 0; i < 3; ++i) p_.collect();
     }
+  }
+}
+
+template <class Clear>
+void core::clear_links(bool all, Clear&& clear) {
+  const uint64_t g = p_.epochs().global_epoch();
+  for (unsigned done = 0; all || done < 2; ++done) {
+    link_note n;
+    {
+      std::unique_lock lk(notes_mu_, std::try_to_lock);
+      if (!lk.owns_lock() && !all) return;  // another writer is at it
+      if (!lk.owns_lock()) lk.lock();
+      if (notes_.empty()) return;
+      // The notes' epochs grow from front to back, so the front expires first.
+      if (!all && notes_.front().epoch + 2 > g && !mut_.on(mutant::link_nulled_early)) return;
+      n = std::move(notes_.front());
+      notes_.pop_front();
+      nnotes_.store(notes_.size(), std::memory_order_relaxed);
+    }
+    write_retry(true, [&] { return clear(n); });
   }
 }
 

@@ -31,7 +31,10 @@ index_entry make_entry(bool log) {
       {"scan_not_atomic", "scans read current versions, not their snapshot's", "stress",
        "--threads 1 --seconds 3 --mode dram --check snapshot", "matches no state between ops"},
       {"block_unflushed", "keys=bytes: a key or value block is published without its flush", "crashtest",
-       crash + " --dataset u64-bytes --value-size 100", "damaged (key|value) block|never written|never inserted"},
+       crash + " --dataset u64-bytes --value-size 100",
+       "damaged (key|value) block|never written|never inserted"},
+      {"link_nulled_early", "a removed slot's version link is nulled before its grace period", "stress",
+       "--threads 1 --seconds 3 --mode dram --check snapshot", "matches no state between ops"},
   };
   // Range queries are atomic snapshots under concurrent writes.
   e.tests = test_profile{};

@@ -78,18 +78,25 @@
 // the block back once reclaimed; a remove that finds it empty waits,
 // unpinned, for that (write_retry). The reserve is DRAM bookkeeping over
 // free space: the commit protocol, flushes and fences are those of any
-// remove, and recovery takes the reserve again after tracing. Not yet
-// met: space freed by removes is not always reusable. A slot emptied by
-// removes keeps its version link until an insert reuses the slot, and on
-// a full pool that link is a leaf-sized block; spread over every chunk,
-// such links keep any chunk from coming free for another size class, so
-// a 16 MiB pool filled, emptied by removes and refilled took 0-95% of the
-// first fill (tests/unit/full_pool_refill_test.cpp; 2-Log keys=bytes:
-// 90-98%). The cure, links turned back into null slots once no snapshot
-// can need them (a grace period after their stamp), is not written. Recovery
-// turns every version link into a null slot; tracing frees it. keys=bytes: deep
-// key chains make deep trees (one node per distinct prefix length), and a
-// byte inner node repeats its whole prefix.
+// remove, and recovery takes the reserve again after tracing. Space freed
+// by removes comes back: a slot a remove empties holds a version link (for
+// older snapshots; on a full pool a leaf-sized reserve block) only until no
+// snapshot can be older than it. The remove notes the link's key, stamp and
+// epoch in DRAM; once the pool's epoch has moved 2 past the note (every
+// thread pinned since took its snapshot stamp after the link's), a later
+// write (up to 2 notes per write, all at close) walks to the slot and, if
+// it still holds a link stamped no later, stores null and retires the link:
+// no flush and no fence (both words mean null; recovery nulls every link
+// without reading it), core::clear_link. A 16 MiB pool filled, emptied and
+// refilled now takes 90-107% of the first fill (tests/unit/
+// full_pool_refill_test.cpp; before: 0% u64, 76-91% keys=bytes). Left:
+// inner nodes emptied by removes stay (an empty slot is reused by a later
+// key with the same path; keys=bytes: 1.2 MB of empty sparse nodes after
+// removing 160k 23-byte keys). Recovery turns every version link into a
+// null slot; tracing frees it.
+//
+// keys=bytes: deep key chains make deep trees (one node per distinct prefix
+// length), and a byte inner node repeats its whole prefix.
 #pragma once
 
 #include <cstddef>
@@ -114,6 +121,7 @@ enum class mutant : unsigned {
   free_before_durable,   // the replaced node is freed before the swing is durable
   scan_not_atomic,       // scans read current versions, not their snapshot's
   block_unflushed,       // keys=bytes: a key or value block is published without its flush
+  link_nulled_early,     // a removed slot's version link is nulled without waiting for its grace period
 };
 
 }  // namespace pmindex::art::permart

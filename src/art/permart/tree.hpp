@@ -24,11 +24,14 @@ class tree final : public u64_index, protected core {
   size_t range(uint64_t lo, uint64_t hi, std::vector<record>& out) override;
 
   check_result check() override;
+  void close() override;
   void trace(pm::pool::trace_sink& sink) override;
   index_stats stats() override;
 
  private:
-  enum class op { insert, update, upsert, remove };
+  // clear_link: null the slot of `key` if it holds a version link stamped
+  // <= `value` (core::clear_links).
+  enum class op { insert, update, upsert, remove, clear_link };
 
   static uint64_t block_size(const header* h) {
     return h->kind == uint8_t(kind::leaf) ? leaf_block_size(h) : inner_size(h->kind);
@@ -53,6 +56,7 @@ class tree final : public u64_index, protected core {
 
   // --- writes (write.cpp)
   bool write(op o, uint64_t key, uint64_t value);
+  void clear_noted_links(bool all);                   // core::clear_links over this layout
   int try_write(op o, uint64_t key, uint64_t value);  // -1: restart
   int write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, uint64_t key, uint64_t value);
   uint64_t new_leaf(fresh_blocks& fb, const pair* kv, unsigned n);

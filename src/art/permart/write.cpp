@@ -13,16 +13,28 @@ namespace pmindex::art::permart::detail {
 using sync::version_guard;
 
 bool tree::write(op o, uint64_t key, uint64_t value) {
-  return write_retry(o == op::remove, [&] { return try_write(o, key, value); });
+  bool r = write_retry(o == op::remove, [&] { return try_write(o, key, value); });
+  if (links_noted()) clear_noted_links(false);
+  return r;
+}
+
+void tree::clear_noted_links(bool all) {
+  clear_links(all, [&](const link_note& n) { return try_write(op::clear_link, n.key, n.stamp); });
+}
+
+void tree::close() {
+  clear_noted_links(true);
+  index::close();
 }
 
 int tree::try_write(op o, uint64_t key, uint64_t value) {
-  const bool must_exist = o == op::update || o == op::remove;
+  const bool must_exist = o == op::update || o == op::remove || o == op::clear_link;
   header* parent = &root_->h;
   uint64_t* slot = &root_->slot;
   for (;;) {
     uint64_t raw = load_current(slot);
     if (raw == 0 || is_link(raw)) {  // empty slot: a one-pair leaf goes in
+      if (o == op::clear_link && raw) return clear_link(parent, slot, raw, value);
       if (must_exist) return 0;
       return install(parent, slot, raw, true, [&](fresh_blocks& fb) {
         pair kv{key, value};
@@ -30,7 +42,8 @@ int tree::try_write(op o, uint64_t key, uint64_t value) {
       });
     }
     header* n = hdr(raw);
-    if (n->kind == uint8_t(kind::leaf)) return write_leaf(o, parent, slot, raw, key, value);
+    if (n->kind == uint8_t(kind::leaf))
+      return o == op::clear_link ? 0 : write_leaf(o, parent, slot, raw, key, value);
     unsigned d = n->depth;
     if ((key ^ n->prefix) & prefix_mask(d)) {
       // Prefix split: a new sparse node at the first differing byte takes
@@ -131,6 +144,7 @@ int tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, uint64_
   }
   replace(slot, raw, neu, true);
   fb.commit();
+  if (is_link(neu)) note_link(neu, key, {});
   return ret;
 }
 

@@ -1,0 +1,89 @@
+// Registry entry of `pmasstree` (see pmasstree.hpp): one tree template, keys=u64
+// (one 8-byte slice, values in the leaves) or keys=bytes (layers of slices,
+// records in kv blocks).
+#include "btree/pmasstree/pmasstree.hpp"
+
+namespace pmindex::btree::pmasstree {
+namespace {
+
+index_entry make_entry() {
+  index_entry e{
+      .name = "pmasstree",
+      .family = "btree",
+      .description =
+          "P-Masstree: a trie of B+-trees per 8-byte key slice, B-link leaves committed by a permutation "
+          "word",
+      .paper = "RECIPE (SOSP'19), Masstree (EuroSys'12)",
+      .concurrent = true,  // leaf locks, optimistic readers; splits serialized
+      .modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr},
+      .key_kinds = {key_kind::u64, key_kind::bytes},
+      .max_key = tree<true>::k_max_key,
+      .max_value = tree<true>::k_max_value,
+      .scan_guarantee =
+          "sorted, no duplicates; each leaf read as one validated snapshot; a record present for the "
+          "whole scan is returned",
+      .params = {{"leaf",
+                  "entries per leaf before it splits (tests: small, so short histories split)",
+                  "15",
+                  {},
+                  2,
+                  k_width},
+                 {"inner",
+                  "children per inner node (tests: small, so inner nodes split and layers grow roots)",
+                  "16",
+                  {},
+                  3,
+                  k_width + 1}},
+  };
+  // In the order of enum class mutant (pmasstree.hpp).
+  const std::string small = "--params leaf=3,inner=3";
+  const std::string crash = small + " --images 800 --ops 400 --keys 48 --seed 5 --max-violations 1";
+  const std::string lost =
+      "a completed operation was lost|never written|never inserted|outside the history|"
+      "recovery failed: pmasstree|after recovery: pmasstree";
+  e.mutants = {
+      {"perm_before_flush", "an insert's permutation names a slot that was never flushed", "crashtest", crash,
+       lost},
+      {"sibling_unflushed", "a split links its new leaf before the leaf is durable", "crashtest", crash,
+       lost},
+      {"lock_trusted", "lock words of an older generation are trusted (no generation check)", "crashtest",
+       crash, "left locked"},
+      {"layer_unflushed", "a new layer is swung in before its leaf is durable", "crashtest",
+       "--params keys=bytes,leaf=3,inner=3 --dataset urls --value-size 20 --images 800 --ops 400 --keys 48 "
+       "--seed 5 "
+       "--max-violations 1",
+       lost},
+  };
+  e.tests = test_profile{.crash_args = small, .crash_bytes_args = "--params leaf=3,inner=3"};
+  const std::string run = " --index pmasstree ";
+  const std::string urls = " --params keys=bytes,leaf=3,inner=3 --dataset urls --value-size 20";
+  e.tests->extra = {
+      // Every persistence event of a history full of leaf and inner splits.
+      {"exhaustive_splits", "crashtest" + run + small + " --exhaustive --ops 120 --keys 64 --seed 6 --stats",
+       "", " [1-9][0-9]* violations"},
+      // URLs share long prefixes: layers made, split and nested.
+      {"bytes_urls", "crashtest" + run + urls + " --images 1500 --ops 800 --keys 200 --seed 9", "",
+       " [1-9][0-9]* violations"},
+      {"exhaustive_layers", "crashtest" + run + urls + " --exhaustive --ops 80 --keys 32 --seed 10", "",
+       " [1-9][0-9]* violations"},
+      {"bytes_urls_threads2", "crashtest" + run + urls + " --threads 2 --images 600 --ops 400 --seed 11", "",
+       " [1-9][0-9]* violations"},
+      {"bytes_urls_threads4",
+       "crashtest" + run + urls + " --threads 4 --images 600 --ops 400 --keyset shared --keys 32 --seed 12",
+       "", " [1-9][0-9]* violations"},
+      {"stress_small_nodes",
+       "stress" + run + "--params leaf=3,inner=3 --threads 4 --seconds 3 --keys 3000 --check stats,range", "",
+       " [1-9][0-9]* violations"},
+      {"stress_bytes_urls", "stress" + run + urls + " --threads 3 --seconds 3 --keys 3000", "",
+       " [1-9][0-9]* violations"},
+  };
+  e.factory = [](pm::pool& p, open_kind k, const index_config& c) -> std::unique_ptr<index> {
+    if (c.keys() == key_kind::bytes) return std::make_unique<tree<true>>(p, k, c);
+    return std::make_unique<tree<false>>(p, k, c);
+  };
+  return e;
+}
+
+}  // namespace
+PMINDEX_REGISTER_INDEX(make_entry);
+}  // namespace pmindex::btree::pmasstree

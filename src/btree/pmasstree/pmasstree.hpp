@@ -1,0 +1,340 @@
+// P-Masstree: Masstree (Mao et al., "Cache Craftiness for Fast Multicore
+// Key-Value Storage", EuroSys'12) made persistent by RECIPE's conversion (Lee
+// et al., "RECIPE: Converting Concurrent DRAM Indexes to Persistent-Memory
+// Indexes", SOSP'19). keys=u64 (the default: one 8-byte slice, values in the
+// leaf) or keys=bytes (any byte strings; records in kv blocks).
+//
+// Structure. A trie of B+-trees, one LAYER per 8-byte key slice. In the layer
+// at depth d a key is compared by its IKEY {slice, class}: slice = bytes
+// [8d, 8d + 8) big-endian, zero-padded; class = how many of them the key
+// has (0..8) when it ends in this layer, or 9 when it goes on. Ordering
+// ikeys as (slice, class) orders keys as byte strings ("ab" < "ab\0" <
+// "ab\0\0..."). At most one class-9 entry per slice: while one key has that
+// slice it is a SUFFIX entry (its kv block holds the whole key, compared on
+// a match); when a second one arrives the entry becomes a LAYER entry, the
+// root word of the next layer's tree (value word bit 0 set). keys=u64 keys
+// are one slice of class 8: one layer, nothing else.
+//
+// Every layer is a B+-tree whose nodes all live in the pool:
+//   leaves: 15 slots (param `leaf`, tests use fewer so short histories
+//     split), unsorted, ordered by an 8-byte PERMUTATION word (Masstree's:
+//     count in bits 0..3, then the slots in key order, one nibble each, then
+//     the free ones). The permutation is the commit word of every insert and
+//     remove. Leaves form a B-LINK chain per layer: `next` and an immutable
+//     low bound `low`; a reader whose key is >= next's low moves right, so a
+//     leaf reached through stale inner nodes, or only through the chain, is
+//     found. Leaves are never freed (an emptied leaf stays in its chain; an
+//     emptied layer stays too -- caveat).
+//   inner nodes: up to 15 separators and 16 children (param `inner`),
+//     immutable once published: an insert into one builds a new copy (two
+//     when it splits) and swings ONE 8-byte word above it (a child word of
+//     the first unchanged ancestor, or the layer's root word). RECIPE's
+//     P-Masstree makes its inner nodes B-link nodes with permutations too;
+//     copy-on-write inner nodes need no lock word, no sibling link and no
+//     repair of an interrupted inner split, at ~5 lines flushed per leaf
+//     split (one split per ~7 inserts).
+//
+// Commits (persist mode; each durable -- flushed and fenced -- before the
+// lock that hides it from readers is released, so no reader sees a state a
+// crash can take back):
+//   insert (no split): the slot {slice, value} written and flushed, fence
+//     (the slot must be durable before the permutation names it); the
+//     slot's class byte lives in the permutation's line, stored before it
+//     (a line persists a prefix of its stores); permutation stored, flushed,
+//     fenced: 2 flushes, 2 fences (keys=bytes: + the kv block's lines).
+//   update: keys=u64 in place: the value word is 8 bytes, failure-atomic,
+//     stored, flushed, fenced under the leaf lock (1 flush, 1 fence);
+//     keys=bytes out of place: a new kv block, fence, the slot's value word
+//     swung, flush, fence; the old block retired through the epochs.
+//   remove: the permutation without the slot: 1 flush, 1 fence; keys=bytes
+//     the kv block is retired.
+//   leaf split (leaf L full): a new leaf R with the upper half and
+//     R.next = L.next, flushed, fence (R durable before anything names it);
+//     L.next = R, flush, fence: the COMMIT -- R is in the chain; L's copies
+//     of R's entries are hidden by it (a reader drops entries of L >= R's
+//     low); L's permutation without them, flush, fence; then the parent:
+//     new inner node(s) flushed, fence, one swing, flush, fence. A crash
+//     before the link leaves R unreachable (tracing reclaims it); after it,
+//     recovery CLIPS L (drops its entries >= next's low); after the swing
+//     or not, the chain finds R (the B-link rule tolerates a missing parent
+//     entry; check() counts such `chain-only` leaves).
+//   new layer (an insert meets a suffix entry of another key with the same
+//     slice): the new layer's leaf (or leaves, one per shared slice) with
+//     both records, flushed, fence, the entry's value word swung to the
+//     layer's root (tag bit set), flush, fence: one 8-byte commit.
+//
+// Recovery: instant. Each leaf's first word is its LOCK WORD {generation:32,
+// version:32}, never flushed on purpose (it shares the permutation's line,
+// so it reaches the pool locked): the root's generation, bumped (persisted)
+// at every open, makes every word of an older generation free. A dirty open
+// walks every layer to clip leaves an interrupted split left with copies of
+// their right neighbour (the only repair); the pool then rebuilds its
+// allocator from trace() (a block allocated but not linked is reclaimed,
+// so nothing leaks -- the original's libvmmalloc lost it all).
+//
+// Threads: writers lock leaves (their lock words, by CAS), readers are
+// optimistic (version read before, validated after, restart on a change;
+// the lock is held through the flush and fence, so a validated read is
+// durable). Structure changes (leaf splits, the inner nodes they rebuild)
+// are serialized: writers hold a writer-preferring reader-writer lock
+// shared, and a writer whose leaf is full retakes it exclusively to split.
+// A new layer is made under the leaf's lock only. Lookups and scans take no
+// lock. Every operation runs pinned in an epoch (replaced inner nodes and
+// kv blocks are retired).
+//
+// Scans: depth first through the layers, leaf by leaf along the chains,
+// each leaf one validated snapshot; sorted, no duplicates, a record present
+// for the whole scan is returned; not an atomic snapshot.
+//
+// Measured (`pmindex bench`, 100k sparse u64 keys, default widths): 3.3
+// flushes and 2.5 fences per insert (splits included), 1 + 1 per update,
+// 1 + 1 per remove.
+//
+// Caveats: splits (and the inner-node copies they make) run one at a time,
+// under the exclusive structure lock, while record writes to different
+// leaves run in parallel -- Masstree splits in parallel, holding the node
+// and parent locks; leaves and layers emptied by removes stay (reused by
+// later inserts; Masstree frees them); keys up to 4096 bytes; generations
+// are 32 bits (a leaf last locked exactly 2^32 opens ago would look held).
+#pragma once
+
+#include <pthread.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/atomics.hpp"
+#include "common/kv_block.hpp"
+#include "common/mutant.hpp"
+#include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
+
+namespace pmindex::btree::pmasstree {
+
+// In the order of the entry's mutants (entry.cpp).
+enum class mutant : unsigned {
+  none,
+  perm_before_flush,  // the permutation names a slot that was never flushed
+  sibling_unflushed,  // a split links its new leaf before the leaf is durable
+  lock_trusted,       // lock words of an older generation are trusted
+  layer_unflushed,    // a new layer is swung in before its leaf is durable
+};
+
+// ---------------------------------------------------------------- ikeys
+
+inline constexpr unsigned k_more = 9;  // class of a key that goes on past this slice
+// {slice, class} as one ordered number.
+using ikey = unsigned __int128;
+inline ikey make_ikey(uint64_t slice, unsigned cls) noexcept { return (ikey(slice) << 8) | cls; }
+inline uint64_t slice_of(ikey k) noexcept { return uint64_t(k >> 8); }
+inline unsigned class_of(ikey k) noexcept { return unsigned(k) & 0xff; }
+// The ikey of byte key s in the layer at depth d (s.size() >= 8 d).
+inline ikey ikey_at(std::string_view s, size_t d) noexcept {
+  size_t off = 8 * d, rem = s.size() - off;
+  uint64_t w = 0;
+  if (rem) std::memcpy(&w, s.data() + off, rem < 8 ? rem : 8);  // (the empty key's data may be null)
+  return make_ikey(__builtin_bswap64(w), rem > 8 ? k_more : unsigned(rem));
+}
+
+// ---------------------------------------------------------------- layouts
+// Every node is a multiple of 64 bytes (so it starts on a cache line).
+// clang-format off
+inline constexpr unsigned k_width = 15;
+enum node_kind : uint8_t { k_leaf = 1, k_inner = 2 };
+struct slot_t {
+  uint64_t slice;          //  0
+  uint64_t value;          //  8  u64: the value; bytes: kv block offset, or layer root | 1
+};
+struct leaf {
+  uint64_t lock;           //   0  volatile {generation:32, version:32}: bit 0 locked
+  uint64_t perm;           //   8  permutation: commit word of insert / remove
+  uint8_t cls[k_width];    //  16  per slot: its key's class (0..9); stored before perm (same line)
+  uint8_t kind;            //  31  k_leaf, immutable
+  uint64_t next;           //  32  right sibling (0: last of the layer): commit word of a split
+  uint64_t low_slice;      //  40  immutable low bound {slice, class} (the layer's first leaf: {0, 0})
+  uint64_t low_cls;        //  48
+  uint64_t pad;            //  56
+  slot_t slot[k_width];    //  64  {slice, value}
+};                         // 304 bytes (class 320)
+static_assert(sizeof(leaf) == 304);
+
+struct inner {
+  uint64_t lock;           //   0  unused (0): inner nodes are immutable once published
+  uint64_t nkeys;          //   8  separators (children: nkeys + 1)
+  uint8_t cls[k_width];    //  16  separator classes
+  uint8_t kind;            //  31  k_inner
+  uint64_t key[k_width];   //  32  separator slices: key i is the low bound of child i + 1
+  uint64_t child[k_width + 1];  // 152  children (leaves or inner nodes); a child word is swung in place
+};                         // 280 bytes (class 320)
+static_assert(sizeof(inner) == 280);
+
+struct root_block {
+  uint64_t magic;          //  0
+  uint64_t gen;            //  8  bumped at every open (persisted)
+  uint64_t root;           // 16  the first layer's root node: swung when its root splits
+  uint64_t leaf_width;     // 24  parameters it was built with
+  uint64_t inner_width;    // 32
+};
+// clang-format on
+inline constexpr uint64_t k_layer_tag = 1;  // in a class-9 slot's value word: a layer root
+
+// A permutation word: count in bits 0..3, slot of position i in bits 4i+4.
+struct perm_t {
+  uint64_t w;
+  unsigned size() const noexcept { return unsigned(w & 15); }
+  unsigned operator[](unsigned i) const noexcept { return unsigned(w >> (4 * i + 4)) & 15; }
+  static perm_t empty() noexcept {
+    uint64_t w = 0;
+    for (unsigned i = 0; i < k_width; ++i) w |= uint64_t(i) << (4 * i + 4);
+    return {w};
+  }
+  // The slot the next insert takes (the first free one).
+  unsigned free_slot() const noexcept { return (*this)[size()]; }
+  // With the first free slot placed at position pos.
+  perm_t inserted(unsigned pos) const noexcept;
+  // Without the slot at position pos (it becomes the first free one).
+  perm_t removed(unsigned pos) const noexcept;
+};
+
+// ---------------------------------------------------------------- the index
+
+template <bool Bytes>
+class tree final : public bytes_index {
+  using base = bytes_index;
+
+ public:
+  static constexpr uint64_t k_magic = Bytes ? 0x7365747942534d50ull : 0x343675534d50ull;
+  static constexpr size_t k_max_key = 4096;
+  static constexpr size_t k_max_value = common::k_max_value;
+  tree(pm::pool& p, open_kind kind, const index_config& cfg);
+  ~tree() override;
+
+  using base::insert, base::update, base::upsert, base::remove, base::lookup, base::scan, base::range;
+  bool insert(uint64_t k, uint64_t v) override;
+  bool update(uint64_t k, uint64_t v) override;
+  bool remove(uint64_t k) override;
+  std::optional<uint64_t> lookup(uint64_t k) override;
+  size_t scan(uint64_t from, size_t count, record* out) override;
+  size_t range(uint64_t lo, uint64_t hi, std::vector<record>& out) override;
+  bool insert(std::string_view k, std::string_view v) override;
+  bool update(std::string_view k, std::string_view v) override;
+  bool remove(std::string_view k) override;
+  bool lookup(std::string_view k, std::string* v) override;
+  size_t scan(std::string_view from, size_t count, record_buffer& out) override;
+  size_t range(std::string_view lo, std::string_view hi, record_buffer& out) override;
+
+  check_result check() override;
+  void trace(pm::pool::trace_sink& sink) override;
+  index_stats stats() override;
+
+ private:
+  // A key being looked for: keys=u64 its value as the one slice; keys=bytes
+  // its bytes (the ikey of each layer is taken from them).
+  struct probe {
+    uint64_t u = 0;
+    std::string_view s;
+    ikey at(size_t d) const noexcept {
+      if constexpr (Bytes)
+        return ikey_at(s, d);
+      else
+        return make_ikey(u, 8);
+    }
+  };
+
+  // --- lock words (tree.cpp)
+  static constexpr uint64_t k_locked = 1, k_step = 2;
+  bool current(uint64_t w) const noexcept {
+    return uint32_t(w >> 32) == gen_ || mut_.on(mutant::lock_trusted);
+  }
+  uint64_t read_begin(const leaf* l) const noexcept;  // waits while a writer holds it
+  static bool validate(const leaf* l, uint64_t v) noexcept {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return __atomic_load_n(&l->lock, __ATOMIC_RELAXED) == v;
+  }
+  void lock(leaf* l) noexcept;
+  static void unlock(leaf* l) noexcept { __atomic_fetch_add(&l->lock, k_step - k_locked, __ATOMIC_RELEASE); }
+  struct leaf_guard {  // unlocks however the scope ends (an allocation may throw)
+    leaf* l;
+    ~leaf_guard() { unlock(l); }
+  };
+
+  // --- nodes (tree.cpp)
+  template <class T = leaf>
+  T* at(uint64_t off) const noexcept {
+    return p_.template ptr<T>(off);
+  }
+  static uint8_t kind_of(const void* n) noexcept { return static_cast<const uint8_t*>(n)[31]; }
+  static ikey low_of(const leaf* l) noexcept { return make_ikey(l->low_slice, unsigned(l->low_cls)); }
+  static ikey slot_key(const leaf* l, unsigned s) noexcept {
+    return make_ikey(common::load_relaxed(&l->slot[s].slice), common::load_relaxed(&l->cls[s]));
+  }
+  static ikey sep_of(const inner* n, unsigned i) noexcept { return make_ikey(n->key[i], n->cls[i]); }
+  // The path of a descent under the exclusive lock: the inner nodes and the
+  // child taken in each, and the word naming the layer's root.
+  struct path_t {
+    uint64_t* root_word = nullptr;
+    std::vector<std::pair<inner*, unsigned>> steps;
+  };
+  // The leaf of layer `root` whose range holds k (moving right along the
+  // chain), and the version its checks were made at (readers validate it).
+  leaf* locate(uint64_t root, ikey k, uint64_t& v, path_t* path = nullptr) const;
+  // Position in the permutation of the entry with ikey k (-1: none), or
+  // where it would go (*ins).
+  static int find(const leaf* l, perm_t pm, ikey k, unsigned* ins) noexcept;
+  // Entries of l the chain hides (>= next's low) are not l's.
+  unsigned visible(const leaf* l, perm_t pm, uint64_t nx) const noexcept;
+  uint64_t new_leaf(uint64_t next, ikey low);  // allocated, header written, not flushed
+
+  // --- writes (write.cpp)
+  enum op { k_insert, k_update, k_remove };
+  // 1: done, 0: not done (absent / present), -1: the leaf is full (split
+  // it under the exclusive lock and retry). `kv`: keys=bytes, the record's
+  // block (written and flushed); keys=u64, the value.
+  int attempt(const probe& k, uint64_t kv, op o, uint64_t& old);
+  bool write(const probe& k, uint64_t kv, op o, uint64_t& old);
+  void insert_at(leaf* l, perm_t pm, unsigned pos, ikey k, uint64_t w);  // l locked, not full
+  void split(const probe& k);  // exclusive; splits the full leaf of k
+  void insert_parent(path_t& path, ikey sep, uint64_t right, std::vector<uint64_t>& blocks);
+  uint64_t make_layer(uint64_t kv_old, const probe& k, uint64_t kv_new, size_t d);  // durable, not linked
+  void swing(uint64_t* word, uint64_t v);                                           // store, flush, fence
+
+  // --- reads (scan.cpp)
+  template <class Sink>
+  bool scan_layer(uint64_t root, size_t d, const probe* from, Sink& sink);
+  template <class Sink>
+  void walk(const probe& from, Sink& sink) {
+    auto g = p_.pin();
+    scan_layer(common::load_acq(&root_->root), 0, &from, sink);
+  }
+  // keys=bytes: the record's block if k is present (pinned by the caller).
+  uint64_t find_record(const probe& k) const;
+
+  // --- verification (verify.cpp)
+  struct census {
+    uint64_t records = 0, leaves = 0, inners = 0, layers = 0, chain_only = 0, depth = 0;
+  };
+  std::string check_layer(uint64_t root, size_t d, std::string& prefix, census& c);
+  std::string check_inner(uint64_t off, ikey lo, const ikey* hi, unsigned depth,
+                          std::vector<uint64_t>& leaves, census& c);
+  void trace_layer(pm::pool::trace_sink& sink, uint64_t root, unsigned depth);
+  void clip_layer(uint64_t root, unsigned depth);  // recovery
+  uint64_t leftmost(uint64_t root) const;
+  // A block the heap has handed out (not checked while a dirty open
+  // validates the pool: the heap is rebuilt from trace() after it).
+  bool allocated(uint64_t off) const { return recovering_ || p_.is_allocated(off); }
+  [[noreturn]] void corrupt(const std::string& what) const {
+    throw error(errc::corrupt, "pmasstree: " + what);
+  }
+
+  pm::pool& p_;
+  root_block* root_ = nullptr;
+  uint32_t gen_ = 1;
+  unsigned leaf_cap_ = k_width, inner_cap_ = k_width + 1;  // params `leaf` (slots), `inner` (children)
+  bool recovering_ = false;
+  common::mutant_switch<mutant> mut_;
+  pthread_rwlock_t smo_;  // writers shared; splits exclusive (writer-preferring)
+};
+
+}  // namespace pmindex::btree::pmasstree

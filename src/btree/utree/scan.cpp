@@ -1,0 +1,138 @@
+// uTree scans (see utree.hpp, "Scans"): a start node from the DRAM leaves,
+// then a walk of the persistent list, flushing any line a writer has not
+// made durable yet (DIRTY) before using what was read from it.
+#include <algorithm>
+
+#include "btree/utree/utree.hpp"
+
+namespace pmindex::btree::utree {
+
+using common::load_acq;
+using common::load_relaxed;
+
+// A node that was in the list when its leaf was validated (so it stays
+// readable while pinned, and its next word leads on even if it is removed
+// meanwhile): the predecessor of `from`, or the first key >= from when
+// from's leaf holds nothing below it, or the head.
+template <class K>
+uint64_t tree<K>::start_node(probe_arg from) const {
+  for (unsigned spins = 0;; ++spins) {
+    uint64_t v;
+    const leaf* l = locate(from, v);
+    const unsigned c = count_of(l), pos = lower_bound(l, c, from);
+    uint64_t s = head_;
+    bool ok = true;
+    if (pos > 0)
+      s = load_relaxed(&nd(l)[pos - 1]);
+    else if (c > 0)
+      s = load_relaxed(&nd(l)[0]);
+    else
+      ok = !load_acq(&l->prev);  // an empty leaf is the first one, or being unlinked
+    if (ok && l->lock.validate(v)) return s;
+    sync::optimistic_lock::backoff(spins);
+  }
+}
+
+template <class K>
+void tree<K>::collect(probe_arg from, size_t count, std::vector<entry>& out, const key* hi) {
+  out.clear();
+  bool below = true;  // still skipping keys < from
+  for (uint64_t cur = start_node(from); cur && out.size() < count;) {
+    lnode* x = node(cur);
+    const uint64_t kw = load_relaxed(&x->key);
+    const uint64_t vw = load_acq(&x->value);
+    const uint64_t w = load_acq(&x->next);  // after the value: see utree.hpp, "Why DIRTY"
+    if (w & k_dirty) {
+      p_.flush(x, sizeof(lnode));
+      p_.fence();
+      helps_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (cur != head_) {
+      const key k = K::of(p_, kw, vw);
+      if (below && K::less(k, from)) {
+      } else {
+        below = false;
+        if (hi && K::less(*hi, k)) break;
+        out.push_back({kw, vw});
+      }
+    }
+    cur = w & ~k_flag_bits;
+  }
+}
+
+template <class K>
+size_t tree<K>::scan(uint64_t from, size_t count, record* out) {
+  if constexpr (K::k_blocks) {
+    return bytes_index::scan(from, count, out);
+  } else {
+    if (!count) return 0;
+    thread_local std::vector<entry> got;
+    auto g = p_.pin();
+    collect(from, count, got);
+    for (size_t i = 0; i < got.size(); ++i) out[i] = {got[i].key, got[i].value};
+    return got.size();
+  }
+}
+
+// `from` is a bound of any length, not a key.
+template <class K>
+size_t tree<K>::scan(std::string_view from, size_t count, record_buffer& out) {
+  if (!count) return 0;
+  thread_local std::vector<entry> got;
+  auto g = p_.pin();
+  if constexpr (K::k_blocks) {
+    const std::string lower(from);
+    collect(K::make(lower), count, got);
+    for (const entry& e : got) {
+      const common::kv_block* b = common::kv_at(p_, e.value);  // immutable and pinned
+      out.push_back(common::kv_key(b), common::kv_value(b));
+    }
+  } else {
+    // The smallest 8-byte key >= from.
+    char b[8] = {};
+    if (!from.empty()) std::memcpy(b, from.data(), std::min<size_t>(from.size(), 8));
+    uint64_t k = key_u64({b, 8});
+    if (from.size() > 8 && ++k == 0) return 0;
+    collect(k, count, got);
+    for (const entry& e : got) out.push_back(key_bytes(e.key), value_bytes(e.value));
+  }
+  return got.size();
+}
+
+template <class K>
+size_t tree<K>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
+  if constexpr (K::k_blocks) {
+    return bytes_index::range(lo, hi, out);
+  } else {
+    if (hi < lo) return 0;
+    thread_local std::vector<entry> got;
+    auto g = p_.pin();
+    collect(lo, SIZE_MAX, got, &hi);
+    for (const entry& e : got) out.push_back({e.key, e.value});
+    return got.size();
+  }
+}
+
+template <class K>
+size_t tree<K>::range(std::string_view lo, std::string_view hi, record_buffer& out) {
+  if constexpr (!K::k_blocks) {
+    return index::range(lo, hi, out);
+  } else {
+    if (hi < lo) return 0;
+    thread_local std::vector<entry> got;
+    auto g = p_.pin();
+    const std::string l(lo), h(hi);
+    const key hk = K::make(h);
+    collect(K::make(l), SIZE_MAX, got, &hk);
+    for (const entry& e : got) {
+      const common::kv_block* b = common::kv_at(p_, e.value);
+      out.push_back(common::kv_key(b), common::kv_value(b));
+    }
+    return got.size();
+  }
+}
+
+template class tree<detail::u64_keys>;
+template class tree<detail::byte_keys>;
+
+}  // namespace pmindex::btree::utree
