@@ -4,6 +4,8 @@
 // oracle so splits, merges and the background SMO thread all run, lock words
 // left held in the pool, per-thread log blocks. Sizes grow with
 // PMINDEX_LONG=1; the seed is printed.
+#include "btree/pactree/pactree.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,10 +15,10 @@
 #include <thread>
 
 #include "btree/detail/fingerprint.hpp"
-#include "btree/pactree/pactree.hpp"
+#include "index_fixture.hpp"
+#include "oracle.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
-#include "oracle.hpp"
 #include "substrate_util.hpp"
 
 namespace pmindex {
@@ -24,40 +26,9 @@ namespace {
 
 namespace pt = btree::pactree;
 
-class Pactree : public testing::Test {
+class Pactree : public test::index_fixture {
  protected:
-  void SetUp() override {
-    seed_ = test::test_seed();
-    rng_.seed(seed_);
-  }
-
-  // A new pool (the previous one removed) unless `reopen`.
-  std::unique_ptr<index> open_idx(const std::string& params, uint64_t size = 256 << 20, bool reopen = false) {
-    if (!reopen) ::unlink(pool_.path().c_str());
-    options o;
-    o.index = "pactree";
-    o.pool_path = pool_.path();
-    o.pool_size = size;
-    o.params = params;
-    o.quiet = true;
-    return open(o);
-  }
-  std::unique_ptr<index> reopen() { return open_idx("", 0, true); }
-
-  static double extra(index& idx, const std::string& name) {
-    for (auto& [n, x] : idx.stats().extra)
-      if (n == name) return x;
-    return -1;
-  }
-
-  void expect_same(index& idx, const std::map<std::string, std::string>& ref, const char* phase) {
-    SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
-    ASSERT_NO_FATAL_FAILURE(test::expect_matches(idx, ref));
-  }
-
-  test::temp_pool pool_{"pactree-ut"};
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
+  Pactree() : index_fixture("pactree") {}
 };
 
 // The original stored keys as fixed-size char arrays compared with strcmp:

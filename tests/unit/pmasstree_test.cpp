@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "index_fixture.hpp"
 #include "oracle.hpp"
 #include "pmindex/alloc/size_classes.hpp"
 #include "pmindex/error.hpp"
@@ -27,36 +28,9 @@ namespace {
 
 namespace mt = btree::pmasstree;
 
-class Pmasstree : public testing::Test {
+class Pmasstree : public test::index_fixture {
  protected:
-  void SetUp() override {
-    seed_ = test::test_seed();
-    rng_.seed(seed_);
-  }
-
-  std::unique_ptr<index> open_idx(const std::string& params, uint64_t size = 256 << 20, bool reopen = false) {
-    if (!reopen) ::unlink(pool_.path().c_str());
-    options o;
-    o.index = "pmasstree";
-    o.pool_path = pool_.path();
-    o.pool_size = size;
-    o.params = params;
-    o.quiet = true;
-    return open(o);
-  }
-  std::unique_ptr<index> reopen() { return open_idx("", 0, true); }
-
-  static double extra(index& idx, const std::string& name) {
-    for (auto& [n, x] : idx.stats().extra)
-      if (n == name) return x;
-    return -1;
-  }
-
-  void expect_same(index& idx, const std::map<std::string, std::string>& ref, const char* phase) {
-    SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
-    ASSERT_NO_FATAL_FAILURE(test::expect_matches(idx, ref));
-  }
-
+  Pmasstree() : index_fixture("pmasstree") {}
   // Byte keys that share 8-byte slices at several depths, are prefixes of
   // each other and hold \0 bytes.
   std::string shared_key(uint64_t r) {
@@ -68,10 +42,6 @@ class Pmasstree : public testing::Test {
     if (r % 7 == 0) k.resize(k.size() / 2);
     return k;
   }
-
-  test::temp_pool pool_{"pmasstree-ut"};
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
 };
 
 // The original's allocator (libvmmalloc) is volatile: after a restart its

@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "index_fixture.hpp"
 #include "oracle.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -29,50 +30,9 @@ namespace {
 
 namespace ut = btree::utree;
 
-class utree_test : public testing::Test {
+class utree_test : public test::index_fixture {
  protected:
-  void SetUp() override {
-    seed_ = test::test_seed();
-    rng_.seed(seed_);
-  }
-
-  // A new pool (the previous one removed) unless `reopen`.
-  std::unique_ptr<index> open_idx(const std::string& params, uint64_t size = 256 << 20, bool reopen = false) {
-    if (!reopen) ::unlink(pool_.path().c_str());
-    options o;
-    o.index = "utree";
-    o.pool_path = pool_.path();
-    o.pool_size = size;
-    o.params = params;
-    o.quiet = true;
-    return open(o);
-  }
-  std::unique_ptr<index> reopen() { return open_idx("", 0, true); }
-
-  static double extra(index& idx, const std::string& name) {
-    for (auto& [n, x] : idx.stats().extra)
-      if (n == name) return x;
-    return -1;
-  }
-  // Right after a dirty open: the blocks in use are the blocks trace()
-  // reported, so nothing leaked.
-  static void expect_no_leak(index& idx) {
-    ASSERT_FALSE(idx.report().was_clean);
-    EXPECT_EQ(idx.report().traced_blocks, idx.pool().usage().used_blocks);
-  }
-
-  void expect_same(index& idx, const std::map<std::string, std::string>& ref, const char* phase) {
-    SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
-    ASSERT_NO_FATAL_FAILURE(test::expect_matches(idx, ref));
-  }
-  void expect_same(index& idx, const std::map<uint64_t, uint64_t>& ref, const char* phase) {
-    SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
-    ASSERT_NO_FATAL_FAILURE(test::expect_matches(idx, ref));
-  }
-
-  test::temp_pool pool_{"utree-ut"};
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
+  utree_test() : index_fixture("utree") {}
 };
 
 // nvm-datastructure#1: the original turned an insert of a present key into

@@ -1,0 +1,69 @@
+// A gtest fixture for one index's own unit tests (pactree_test.cpp,
+// utree_test.cpp, pmasstree_test.cpp, ...): a temporary pool, the printed
+// seed, open and reopen with parameters, a stats() figure, the leak check
+// of a dirty open, and comparisons with a std::map oracle.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "oracle.hpp"
+#include "pmindex/index.hpp"
+#include "substrate_util.hpp"
+#include "test_seed.hpp"
+
+namespace pmindex::test {
+
+class index_fixture : public testing::Test {
+ protected:
+  explicit index_fixture(const std::string& index) : index_(index), pool_(index + "-ut") {}
+
+  void SetUp() override {
+    seed_ = test_seed();
+    rng_.seed(seed_);
+  }
+
+  // A new pool (the previous one removed) unless `reopen`.
+  std::unique_ptr<index> open_idx(const std::string& params, uint64_t size = 256 << 20, bool reopen = false) {
+    if (!reopen) ::unlink(pool_.path().c_str());
+    options o;
+    o.index = index_;
+    o.pool_path = pool_.path();
+    o.pool_size = size;
+    o.params = params;
+    o.quiet = true;
+    return open(o);
+  }
+  std::unique_ptr<index> reopen() { return open_idx("", 0, true); }
+
+  // A named figure of stats().extra, or -1.
+  static double extra(index& idx, const std::string& name) {
+    for (auto& [n, x] : idx.stats().extra)
+      if (n == name) return x;
+    return -1;
+  }
+  // Right after a dirty open: the blocks in use are the blocks trace()
+  // reported, so nothing leaked.
+  static void expect_no_leak(index& idx) {
+    ASSERT_FALSE(idx.report().was_clean);
+    EXPECT_EQ(idx.report().traced_blocks, idx.pool().usage().used_blocks);
+  }
+
+  template <class K, class V>
+  void expect_same(index& idx, const std::map<K, V>& ref, const char* phase) {
+    SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
+    ASSERT_NO_FATAL_FAILURE(expect_matches(idx, ref));
+  }
+
+  std::string index_;
+  temp_pool pool_;
+  uint64_t seed_ = 0;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace pmindex::test
