@@ -37,17 +37,10 @@ struct refill_param {
 };
 
 bool known_failing(const std::string&) { return false; }
-// Left out entirely (not even FullPoolRemove): DPTree wedges on a full pool.
-// Its merges need new leaves and its removes need log space, so once the
-// remove reserve of log chunks is used up removes are refused (dptree.hpp,
-// "Full pools"). Its inserts on a full pool fail cleanly
-// (PersistentConformance.FullPoolFailsCleanly).
-bool known_wedged(const std::string& index) { return index == "dptree"; }
-
 std::vector<refill_param> refill_params(bool failing) {
   std::vector<refill_param> v;
   for (auto& e : registered_indexes()) {
-    if (!e->persistent() || known_failing(e->name) != failing || known_wedged(e->name)) continue;
+    if (!e->persistent() || known_failing(e->name) != failing) continue;
     for (bool bytes : {false, true}) {
       if (bytes && !e->supports(key_kind::bytes)) continue;
       v.push_back({e->name, 1, bytes});

@@ -82,13 +82,32 @@
 // recovery exists (the log is replayed); an existing pool reopens; a key in
 // both the buffer and the base is scanned once, with the newest value.
 // Caveats: the merge thread rebuilds the inner nodes (a pass over the leaf
-// list) at every merge; a log keeps the chunks it grew to.
-// Full pools: an insert that finds no space fails cleanly (pool_full), but
-// a merge that cannot get a leaf leaves its buffer frozen (retried at later
-// writes), and a remove needs a log slot (2 log chunks are kept back for
-// removes): a pool filled to the brim can refuse removes until space comes
-// back, unlike the other indexes (tests/unit/full_pool_refill_test.cpp
-// leaves dptree out).
+// list) at every merge.
+// FULL POOLS (#17 part 3; tests/unit/full_pool_refill_test.cpp): a remove
+// always succeeds, and a pool emptied by removes fills again.
+//  - PARTIAL MERGE: a leaf that needs a new leaf the pool cannot give stays
+//    one leaf: its removes apply, its new records take the slots free at
+//    the current version, and the rest is CARRIED: appended to the active
+//    buffer's log (1 flush per record, 1 fence for all), durable before the
+//    commit recycles the frozen log (mutant carry_after_commit); an entry
+//    the active buffer holds a newer one of is not carried. The commit
+//    then refuses new upserts (pool_full) until a merge places everything.
+//  - LOG ROOM kept for the carry, so that a merge never fails: a write
+//    appends only if the active log keeps room for every upsert of the
+//    frozen buffer, and a new upsert entry only if the other log (the next
+//    buffer's) has room for every upsert of the active one; chunks are
+//    linked (2 flushes, 2 fences per 63 records) or the write fails with
+//    pool_full. After a commit the recycled log gives back the chunks
+//    beyond twice what the next buffer needs (trim_log).
+//  - A write that finds no room while a merge runs waits for it and tries
+//    again; a remove with no merge running merges the active buffer
+//    however small (at most k_forced_merges times). Removes free base
+//    slots, so a few merges always make room.
+//  - THROTTLE: a writer that finds the active buffer due while a merge
+//    runs waits for that merge (buffers stay near the threshold).
+// keys=bytes: a remove record may name a block no leaf or upsert owns any
+// more (its frozen record was not carried): the record keeps it until its
+// buffer's merge commits (trace(), replay()).
 #pragma once
 
 #include <atomic>
@@ -102,6 +121,7 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 #include "btree/detail/inner_layer.hpp"
@@ -122,6 +142,7 @@ enum class mutant : unsigned {
   flip_before_flush,    // the version flips before the next-version metadata is durable
   log_truncated_early,  // the frozen buffer's log is invalidated before the merge commits
   scan_duplicates,      // a scan returns a key of both buffer and base twice (the original's bug)
+  carry_after_commit,   // a partial merge carries its unplaced records to the next log after the commit
 };
 
 // clang-format off
@@ -227,7 +248,11 @@ class tree final : public bytes_index {
     log_chunk* chunk = nullptr;  // where the next record goes
     unsigned pos = 0;
     std::vector<uint64_t> garbage;  // bytes: blocks to free once this buffer's merge commits
+    size_t carried = 0;             // entries a partial merge moved here (not counted towards a merge)
+    uint64_t used = 0;              // records in its log
+    uint64_t upserts = 0;           // entries that are not tombstones (each may have to be carried)
   };
+  using items_t = std::vector<std::pair<ukey, bval>>;
   // A record as a merge moves it: its slot words and, if it stays where it
   // is, its slot in the leaf being rewritten (-1: a new slot).
   struct mrec {
@@ -271,10 +296,22 @@ class tree final : public bytes_index {
   // Newest state of k: 1 present (word set), 0 absent (removed or never).
   bool find(ukey k, uint64_t* word);
   bool write(ukey k, uint64_t word, wop o, uint64_t* old);
-  void append(buffer& b, ukey k, uint64_t word, bool tomb);
+  bool write_once(ukey k, uint64_t word, wop o, uint64_t* old);
+  // A write found no log room (see write()); false: nothing to wait for.
+  bool make_room(uint64_t g, bool force);
+  void wait_merge(uint64_t g);  // until the merge of version g commits or no merge runs
+  // Appends one record to b's log (the room was made by grow_log); fence:
+  // false for a carry, which fences once for all its records.
+  void append(buffer& b, ukey k, uint64_t word, bool tomb, bool fence = true);
+  // Links chunks at the end of log li until it holds `need` records
+  // (durably, before any record goes there); may_borrow: a remove (or a
+  // carry) may take the remove reserve. Throws pool_full.
+  void grow_log(unsigned li, uint64_t need, bool may_borrow);
   void apply(buffer& b, ukey k, uint64_t word, bool tomb);
   uint64_t threshold() const noexcept;
+  bool due(const buffer& b) const noexcept { return b.map.size() >= threshold() + b.carried; }
   void maybe_freeze();
+  void throttle();
   void freeze_locked();
   bool put_bytes(std::string_view k, std::string_view v, wop o);
   void resume() {
@@ -285,6 +322,7 @@ class tree final : public bytes_index {
   // --- recovery (tree.cpp)
   void recover_leaves(bool dirty);
   size_t replay(buffer& b, uint64_t tag);
+  void measure_log(unsigned li);
   void rebuild_layer();
   static uint64_t checksum(const log_rec& r) noexcept;
   uint64_t block_hash(uint64_t off) const noexcept;  // keys=bytes: of the kv block's bytes
@@ -294,8 +332,12 @@ class tree final : public bytes_index {
   void kick();  // starts the merge thread if needed and wakes it
   void merge_thread();
   bool merge(buffer& f);  // false: abandoned (nothing committed)
-  plan plan_leaf(size_t li, const std::vector<std::pair<ukey, bval>>& items, size_t& i,
-                 std::vector<uint64_t>& free_after, int64_t& delta);
+  // carry non-null: the leaf gets no new record (no new leaf): only the
+  // removes apply, the rest is appended to *carry.
+  plan plan_leaf(size_t li, const items_t& items, size_t& i, std::vector<uint64_t>& free_after,
+                 int64_t& delta, items_t* carry);
+  void carry(const items_t& rest);
+  void trim_log(unsigned li);
   void write_leaf(out_leaf& o, uint64_t next, uint64_t g, std::vector<std::pair<const void*, size_t>>& lines);
   void stop_thread(bool drain);
   void wait_idle();
@@ -318,7 +360,14 @@ class tree final : public bytes_index {
   unsigned nslots_ = k_slots;     // slots per leaf: min(256, 2 * leaf)
   uint64_t merge_min_ = 1024;     // param `merge_min`
   uint64_t merge_permille_ = 70;  // param `merge_permille`
+  uint64_t fail_leaves_ = 0;      // param `fail_leaves` (tests): every n-th merge leaf refused
+  std::atomic<uint64_t> leaf_asks_{0};
+  bool refused_ = false;  // the merge thread's last leaf was refused by fail_leaves
   common::mutant_switch<mutant> mut_;
+
+  // Each log's chunks: the last one and the records they hold.
+  log_chunk* log_tail_[2] = {nullptr, nullptr};
+  uint64_t log_cap_[2] = {0, 0};
 
   std::shared_mutex smu_;  // the structure lock
   std::atomic<uint64_t> gen_{0};
@@ -334,9 +383,12 @@ class tree final : public bytes_index {
   std::condition_variable mcv_, idle_cv_;
   bool want_ = false, merging_ = false, stop_ = false, drain_ = true;
   std::atomic<bool> abort_{false}, resume_{false};
+  std::atomic<bool> base_full_{false};  // the last merge carried records: new upserts are refused
   std::thread bg_;
   std::atomic<uint64_t> merges_{0}, merged_records_{0}, merge_failures_{0}, merge_lines_{0}, merge_fences_{0};
+  std::atomic<uint64_t> partial_merges_{0}, carried_{0};
   uint64_t replayed_ = 0;
+  std::unordered_set<uint64_t> recarried_;  // keys=bytes: blocks replay found carried (carry())
   double rebuild_seconds_ = 0, merge_seconds_ = 0;
 };
 

@@ -33,7 +33,14 @@ index_entry make_entry() {
                   "70",
                   {},
                   1,
-                  1000}},
+                  1000},
+                 {"fail_leaves",
+                  "tests: every n-th new leaf a merge asks for is refused as if the pool were full, so "
+                  "merges take the partial path (0: never)",
+                  "0",
+                  {},
+                  0,
+                  uint64_t{1} << 30}},
   };
   // In the order of enum class mutant (dptree.hpp).
   const std::string crash =
@@ -49,6 +56,15 @@ index_entry make_entry() {
        crash, "completed operation was lost|recovered absent, but a completed|completed operations left"},
       {"scan_duplicates", "a key in both a buffer and the base is scanned twice (the original's bug)",
        "crashtest", crash, "live run: scan|scan out of order"},
+      {"carry_after_commit",
+       "a partial merge carries its unplaced records to the next log after the commit, not before",
+       "crashtest",
+       "--params leaf=4,merge_min=6,fail_leaves=2 --exhaustive --ops 120 --keys 24 --seed 6 "
+       "--max-violations 1",
+       // A carried record lost: absent at recovery, or an update or remove
+       // of it after recovery fails.
+       "completed operation was lost|recovered absent, but a completed|completed operations "
+       "left|after recovery: [a-z]+\\([0-9]+\\) returned false"},
   };
   const std::string small = "--params leaf=4,merge_min=4";
   e.tests = test_profile{
@@ -61,6 +77,17 @@ index_entry make_entry() {
        " [1-9][0-9]* violations"},
       {"exhaustive_merges_bytes", "crashtest" + run + ",keys=bytes --exhaustive --ops 80 --keys 24 --seed 7",
        "", " [1-9][0-9]* violations"},
+      // Partial merges (every 2nd new leaf refused): the carry to the next
+      // log, and its crash points, in every history.
+      {"exhaustive_partial_merges",
+       "crashtest" + run + ",fail_leaves=2 --exhaustive --ops 120 --keys 24 --seed 6 --stats", "",
+       " [1-9][0-9]* violations"},
+      {"exhaustive_partial_merges_bytes",
+       "crashtest" + run + ",keys=bytes,fail_leaves=2 --exhaustive --ops 80 --keys 24 --seed 7 --stats", "",
+       " [1-9][0-9]* violations"},
+      {"threads2_partial_merges",
+       "crashtest" + run + ",fail_leaves=3 --threads 2 --images 800 --ops 600 --keys 32 --seed 8", "",
+       " [1-9][0-9]* violations"},
       {"threads2_merges", "crashtest" + run + " --threads 2 --images 800 --ops 600 --keys 32 --seed 8", "",
        " [1-9][0-9]* violations"},
       {"threads4_merges_bytes",

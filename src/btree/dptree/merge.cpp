@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "btree/dptree/dptree.hpp"
 #include "common/atomics.hpp"
@@ -25,6 +26,9 @@ void tree<K>::freeze_locked() {
   nb->tag = active_->tag + 1;
   nb->chunk = chunk_at(root_->log[nb->tag % 2]);
   nb->pos = 0;
+  nb->carried = 0;
+  nb->used = 0;
+  nb->upserts = 0;
   frozen_ = active_;
   active_ = nb;
 }
@@ -38,7 +42,7 @@ void tree<K>::maybe_freeze() {
   {
     std::unique_lock s(smu_);
     if (!frozen_) {
-      if (active_->map.size() < threshold()) return;
+      if (!due(*active_)) return;
       freeze_locked();
     }
   }
@@ -83,7 +87,7 @@ void tree<K>::merge_thread() {
     }
     if (again) {  // writes during the merge may have filled the next buffer
       std::unique_lock s(smu_);
-      again = !frozen_ && active_->map.size() >= threshold();
+      again = !frozen_ && due(*active_);
       if (again) freeze_locked();
     }
     l.lock();
@@ -154,10 +158,13 @@ void tree<K>::abandon() {
 // leaf's smallest) merged with its current records, split into the leaves
 // that will hold them: li itself (its records that stay keep their slots;
 // new ones need slots free at the current version) and new leaves. A leaf
-// left with nothing (not the head) leaves the chain.
+// left with nothing (not the head) leaves the chain. With `carry` (the pool
+// had no leaf for the full plan), the leaf stays one leaf: the removes
+// apply, and the new records that find a free slot and room (in key order);
+// the other entries go to *carry (see merge(), "CARRY").
 template <class K>
-typename tree<K>::plan tree<K>::plan_leaf(size_t li, const std::vector<std::pair<ukey, bval>>& items,
-                                          size_t& i, std::vector<uint64_t>& free_after, int64_t& delta) {
+typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_t& i,
+                                          std::vector<uint64_t>& free_after, int64_t& delta, items_t* carry) {
   const leaf* l = at(leaves_[li]);
   const meta& m = cur(l);
   const entry* s = slots(l);
@@ -166,12 +173,23 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const std::vector<std::pair
   if (has_next) end = min_of(li + 1);
   std::vector<mrec> all;
   all.reserve(m.count + 8);
-  unsigned j = 0;
+  unsigned used = 0;
+  for (uint64_t w : m.bitmap) used += unsigned(std::popcount(w));
+  const unsigned free = nslots_ > used ? nslots_ - used : 0;
+  unsigned j = 0, fresh = 0, adds = 0;  // carry: new slots taken, keys added
   for (; i < items.size() && (!has_next || items[i].first < end); ++i) {
     const ukey k = items[i].first;
     const bval& v = items[i].second;
     for (; j < m.count && key_of(s[m.order[j]]) < k; ++j) all.push_back({s[m.order[j]], m.order[j]});
     const bool match = j < m.count && key_of(s[m.order[j]]) == k;
+    if (carry && !v.tomb) {  // a new record needs a free slot and, if the key is new, room
+      if (fresh >= free || (!match && m.count + adds >= cap_)) {
+        carry->push_back(items[i]);  // the base record it would replace (if any) stays
+        continue;
+      }
+      ++fresh;
+      adds += !match;
+    }
     if (match) {
       // The replaced or removed record's block (a tombstone's own word is
       // borrowed: never freed through it).
@@ -193,9 +211,6 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const std::vector<std::pair
   for (; j < m.count; ++j) all.push_back({s[m.order[j]], m.order[j]});
 
   const unsigned n = unsigned(all.size());
-  unsigned used = 0;
-  for (uint64_t w : m.bitmap) used += unsigned(std::popcount(w));
-  const unsigned free = nslots_ > used ? nslots_ - used : 0;
   unsigned per = n;  // records per output leaf
   if (n > cap_) {
     unsigned fill = std::max(1u, cap_ * 3 / 4), parts = (n + fill - 1) / fill;
@@ -208,6 +223,7 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const std::vector<std::pair
   if (a > 0 || li == 0) pl.outs.push_back({leaves_[li], false, {all.begin(), all.begin() + a}});
   const unsigned rest = n - a;
   if (rest) {
+    if (carry) corrupt("merge: a leaf that only shrinks needs a new leaf");
     const unsigned parts = (rest + per - 1) / per;
     unsigned at_rec = a;
     for (unsigned q = 0; q < parts; ++q) {
@@ -216,7 +232,20 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const std::vector<std::pair
       for (auto& r : o.recs) r.slot = -1;
       at_rec += size;
       pl.outs.push_back(std::move(o));
-      pl.outs.back().off = new_leaf();  // throws pool_full (the caller frees the new leaves)
+    }
+    try {  // all or none of this leaf's new leaves
+      for (auto& o : pl.outs) {
+        if (!o.fresh) continue;
+        if (fail_leaves_ && leaf_asks_.fetch_add(1) % fail_leaves_ == fail_leaves_ - 1) {
+          refused_ = true;  // not a full pool: writes go on (see base_full_)
+          throw error(errc::pool_full, "dptree: a merge leaf refused (fail_leaves)");
+        }
+        o.off = new_leaf();  // throws pool_full
+      }
+    } catch (...) {
+      for (auto& o : pl.outs)
+        if (o.fresh && o.off) free_leaf(o.off);
+      throw;
     }
   }
   return pl;
@@ -265,15 +294,83 @@ void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
   lines.emplace_back(&l->stamp, 64);
 }
 
+// Appends a partial merge's unplaced entries (all upserts) to the active
+// buffer, under its lock, skipping a key it holds a newer entry for. Each
+// record is flushed, and one fence covers them all: none is needed before
+// the commit (the frozen log still holds them all), and the active
+// buffer's own writes wait for its lock. The room was kept by the writes
+// (dptree.hpp, "Full pools"): grow_log links nothing, unless the pool was
+// recovered from a state that predates the rule (then it may throw
+// pool_full: nothing carried, the merge is retried later).
+// keys=bytes: a skipped entry's block is freed when the active buffer's
+// merge commits (the active log may name it in a remove record). Records
+// carried before a crash are not carried again (merge(), recarried_).
+template <class K>
+void tree<K>::carry(const items_t& rest) {
+  std::shared_lock s(smu_);
+  buffer& a = *active_;
+  std::unique_lock lk(a.mu);
+  size_t n = 0;
+  for (auto& kv : rest) n += !a.map.contains(kv.first);
+  grow_log(unsigned(a.tag % 2), a.used + n, true);
+  for (auto& [k, v] : rest) {
+    if (a.map.contains(k)) {
+      if constexpr (k_bytes) a.garbage.push_back(v.word);
+      continue;
+    }
+    append(a, k, v.word, false, false);
+    apply(a, k, v.word, false);
+    ++a.carried;
+  }
+  if (n) p_.fence();
+}
+
+// After a commit: the recycled log li gives back the chunks it grew to
+// beyond twice what the next buffer needs (the active buffer's carry and a
+// buffer's worth of records): a buffer that once outran its merges (or
+// removes that forced merges in a full pool) does not keep that space. The
+// cut is durable (1 flush, 1 fence) before the chunks past it are freed;
+// a crash in between leaves them to recovery's tracing. Nothing reads the
+// recycled log (its records have an old tag) and the active buffer's lock
+// keeps writers from growing it meanwhile.
+template <class K>
+void tree<K>::trim_log(unsigned li) {
+  std::shared_lock s(smu_);
+  std::unique_lock lk(active_->mu);
+  const uint64_t keep = active_->upserts + 2 * threshold();
+  if (log_cap_[li] <= 2 * keep) return;
+  log_chunk* c = chunk_at(root_->log[li]);
+  for (uint64_t cap = k_chunk_recs; cap < keep; cap += k_chunk_recs) c = chunk_at(c->next);
+  uint64_t cut = c->next, chunks = 1;
+  for (log_chunk* x = chunk_at(root_->log[li]); x != c; x = chunk_at(x->next)) ++chunks;
+  p_.store_persist(&c->next, uint64_t{0});
+  log_tail_[li] = c;
+  log_cap_[li] = chunks * k_chunk_recs;
+  while (cut) {
+    uint64_t nx = chunk_at(cut)->next;
+    p_.free(cut);
+    cut = nx;
+  }
+}
+
 template <class K>
 bool tree<K>::merge(buffer& f) {
   const auto t0 = std::chrono::steady_clock::now();
   const pm::counters c0 = pm::thread_counters();
   const uint64_t g0 = gen_.load(), g = g0 + 1;
   if (f.tag != g0) corrupt("merge of a buffer that is not the oldest");
-  std::vector<std::pair<ukey, bval>> items;
+  items_t items, rest;
+  bool pool_full = false;  // a leaf was refused for lack of space (not by fail_leaves)
   items.reserve(f.map.size());
-  for (auto& [k, v] : f.map) items.emplace_back(ukey(k), v);
+  for (auto& [k, v] : f.map) {
+    // keys=bytes: a record carried before a crash cut its merge short is
+    // the active buffer's now (replay found it in both logs): its merge
+    // places it, this one leaves it alone (placed by both, its block would
+    // have two owners).
+    if constexpr (k_bytes)
+      if (!v.tomb && recarried_.contains(v.word)) continue;
+    items.emplace_back(ukey(k), v);
+  }
 
   std::map<size_t, plan> plans;
   std::vector<uint64_t> free_after, dead;
@@ -304,7 +401,18 @@ bool tree<K>::merge(buffer& f) {
           hi = mid;
       }
       auto [it, ok] = plans.emplace(lo, plan{lo, {}});
-      it->second = plan_leaf(lo, items, i, free_after, delta);
+      const size_t i0 = i, freed0 = free_after.size();
+      const int64_t delta0 = delta;
+      try {
+        it->second = plan_leaf(lo, items, i, free_after, delta, nullptr);
+      } catch (const error& e) {
+        if (e.code() != errc::pool_full) throw;
+        pool_full |= !std::exchange(refused_, false);
+        i = i0;  // no leaf to split into: this leaf only shrinks, the rest is carried
+        free_after.resize(freed0);
+        delta = delta0;
+        it->second = plan_leaf(lo, items, i, free_after, delta, &rest);
+      }
     }
     // A leaf that leaves the chain: its nearest kept predecessor takes a
     // new next (an untouched one gets a copy of its metadata that says so).
@@ -381,6 +489,19 @@ bool tree<K>::merge(buffer& f) {
   fresh_filter.reset(
       16 * std::max<uint64_t>(merge_min_, uint64_t(int64_t(base_records_) + delta) * merge_permille_ / 1000));
 
+  // CARRY (a partial merge: the pool had no leaf for some leaf's new
+  // records): those records are appended to the active buffer's log (its
+  // newer entry, if it has one, wins), each durable before the commit that
+  // recycles the frozen log (mutant carry_after_commit). Replay then finds
+  // them in the next log, after any older record of theirs.
+  const bool late_carry = mut_.on(mutant::carry_after_commit);
+  try {
+    if (!rest.empty() && !late_carry) carry(rest);
+  } catch (...) {
+    drop_fresh();
+    throw;
+  }
+
   // 3. Durable, then the flip. Every line written above is unreachable at
   // the current version: one fence orders them all before the commit.
   const bool early = mut_.on(mutant::flip_before_flush);
@@ -404,6 +525,8 @@ bool tree<K>::merge(buffer& f) {
     frozen_ = nullptr;
     dead_map.swap(f.map);
     garbage.swap(f.garbage);
+    f.used = f.upserts = f.carried = 0;
+    recarried_.clear();
     std::swap(f.filter.w, fresh_filter.w);
     std::swap(f.filter.bits, fresh_filter.bits);
   }
@@ -411,16 +534,23 @@ bool tree<K>::merge(buffer& f) {
     for (auto& [a, n] : lines) p_.flush(a, n);
     p_.fence();
   }
+  if (!rest.empty() && late_carry) carry(rest);
   // 4. Nothing reaches these any more (operations of the old version ended
   // before the commit took the lock exclusively).
   for (uint64_t b : free_after) p_.free(b);
   for (uint64_t b : garbage) p_.free(b);
   for (uint64_t d : dead) free_leaf(d);
+  trim_log(unsigned(f.tag % 2));
   const pm::counters c1 = pm::thread_counters();
   merge_lines_.fetch_add(c1.lines_flushed - c0.lines_flushed, std::memory_order_relaxed);
   merge_fences_.fetch_add(c1.fences - c0.fences, std::memory_order_relaxed);
   merges_.fetch_add(1, std::memory_order_relaxed);
-  merged_records_.fetch_add(items.size(), std::memory_order_relaxed);
+  merged_records_.fetch_add(items.size() - rest.size(), std::memory_order_relaxed);
+  base_full_.store(pool_full, std::memory_order_relaxed);
+  if (!rest.empty()) {
+    partial_merges_.fetch_add(1, std::memory_order_relaxed);
+    carried_.fetch_add(rest.size(), std::memory_order_relaxed);
+  }
   merge_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return true;
 }

@@ -19,6 +19,7 @@ using common::store_rel;
 namespace {
 constexpr uint32_t k_layer_fanout = 64;
 constexpr uint32_t k_remove_reserve = 2;  // log chunks a remove may take from a full pool
+constexpr unsigned k_forced_merges = 6;   // merges a remove may force in a full pool
 }  // namespace
 
 // ---------------------------------------------------------------- bloom filter
@@ -66,6 +67,7 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_inde
   nslots_ = std::min(k_slots, 2 * cap_);
   merge_min_ = cfg.u64("merge_min");
   merge_permille_ = cfg.u64("merge_permille");
+  fail_leaves_ = cfg.u64("fail_leaves");
   p_.keep_for_removes(sizeof(log_chunk), k_remove_reserve);
   if (kind == open_kind::created) {
     uint64_t h = new_leaf();
@@ -85,6 +87,10 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_inde
       r.log[1] = logs[1];
     });
     leaves_ = {h};
+    for (unsigned li = 0; li < 2; ++li) {
+      log_tail_[li] = chunk_at(logs[li]);
+      log_cap_[li] = k_chunk_recs;
+    }
     rebuild_layer();
     for (auto& b : bufs_) b.filter.reset(16 * threshold());
     active_->tag = 0;
@@ -95,6 +101,7 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_inde
     for (uint64_t l : root_->log)
       if (!p_.valid_block(l, sizeof(log_chunk))) corrupt("a log outside the heap");
     gen_ = root_->gen;
+    for (unsigned li = 0; li < 2; ++li) measure_log(li);
     recover_leaves(kind == open_kind::dirty);
     live_ = int64_t(base_records_);
     for (auto& b : bufs_) b.filter.reset(16 * threshold());
@@ -238,6 +245,20 @@ bool tree<K>::block_ok(const log_rec& r) const noexcept {
     return true;
 }
 
+// Log li's last chunk and the records its chunks hold (links checked).
+template <class K>
+void tree<K>::measure_log(unsigned li) {
+  log_chunk* c = chunk_at(root_->log[li]);
+  uint64_t chunks = 1;
+  for (uint64_t nx; (nx = c->next) != 0; ++chunks) {
+    if (!p_.valid_block(nx, sizeof(log_chunk))) corrupt("a log chunk outside the heap");
+    if (chunks > p_.size() / sizeof(log_chunk)) corrupt("a log with a cycle");
+    c = chunk_at(nx);
+  }
+  log_tail_[li] = c;
+  log_cap_[li] = chunks * k_chunk_recs;
+}
+
 // Applies the records of b's log (tag b.tag) from its start, in order, up
 // to the first that is not one (another tag, a bad checksum: the end of
 // what was written, or a torn last record); b's cursor is left there.
@@ -270,11 +291,25 @@ size_t tree<K>::replay(buffer& b, uint64_t tag) {
     const bool tomb = r.op == k_remove;
     uint64_t w = 0;
     bool present = find(k, &w);
+    // keys=bytes: a remove naming a block the key does not hold any more
+    // had an owner that a partial merge did not carry (trace()): the block
+    // is this buffer's to free once its merge commits.
+    if constexpr (k_bytes)
+      if (tomb && (!present || w != r.key)) b.garbage.push_back(r.key);
+    if (frozen_ && !tomb) {  // the newer log: an upsert that a carry copied from the frozen one?
+      auto it = frozen_->map.find(k);
+      if (it != frozen_->map.end() && !it->second.tomb && it->second.word == (k_bytes ? r.key : r.value) &&
+          !b.map.contains(k)) {
+        ++b.carried;
+        if constexpr (k_bytes) recarried_.insert(r.key);
+      }
+    }
     apply(b, k, k_bytes ? r.key : r.value, tomb);
     live_ += tomb ? -int64_t(present) : !present;
     ++b.pos;
     ++n;
   }
+  b.used = n;
   return n;
 }
 
@@ -338,12 +373,14 @@ bool tree<K>::find(ukey k, uint64_t* word) {
 
 template <class K>
 void tree<K>::apply(buffer& b, ukey k, uint64_t word, bool tomb) {
+  b.upserts += !tomb;
   auto it = b.map.find(k);
   if (it != b.map.end()) {
     // A superseded upsert's block stays until the merge commits: its log
     // record is replayed until then. A tombstone's block is borrowed.
     if constexpr (k_bytes)
       if (!it->second.tomb) b.garbage.push_back(it->second.word);
+    b.upserts -= !it->second.tomb;
     it->second = {word, tomb};
     return;
   }
@@ -351,27 +388,35 @@ void tree<K>::apply(buffer& b, ukey k, uint64_t word, bool tomb) {
   b.map.emplace(bkey(k), bval{word, tomb});
 }
 
+// A chunk linked at the end of a log: its next word durable (0), then the
+// link (1 flush, 1 fence each), before any record goes there.
+template <class K>
+void tree<K>::grow_log(unsigned li, uint64_t need, bool may_borrow) {
+  while (log_cap_[li] < need) {
+    uint64_t nx = p_.alloc(sizeof(log_chunk));
+    if (!nx && may_borrow) nx = p_.alloc_for_remove(sizeof(log_chunk));
+    if (!nx) throw error(errc::pool_full, "dptree: the pool is full (log)");
+    chunk_at(nx)->next = 0;
+    p_.persist(chunk_at(nx), 8);
+    p_.store_persist(&log_tail_[li]->next, nx);
+    log_tail_[li] = chunk_at(nx);
+    log_cap_[li] += k_chunk_recs;
+  }
+}
+
 // The log record of a write, durable before the write is applied: 1 flush,
 // 1 fence (keys=bytes: the kv block, flushed by make_kv_block, is covered by
 // the same fence). The checksum and the tag make a torn or stale line no
-// record. A full chunk links the next one (durably, before any record goes
-// there); a remove may take it from the remove reserve.
+// record. The chunk it goes to is linked already (grow_log).
 template <class K>
-void tree<K>::append(buffer& b, ukey k, uint64_t word, bool tomb) {
+void tree<K>::append(buffer& b, ukey k, uint64_t word, bool tomb, bool fence) {
   if (b.pos == k_chunk_recs) {
-    uint64_t nx = b.chunk->next;
-    if (!nx) {
-      nx = p_.alloc(sizeof(log_chunk));
-      if (!nx && tomb) nx = p_.alloc_for_remove(sizeof(log_chunk));
-      if (!nx) throw error(errc::pool_full, "dptree: the pool is full (log)");
-      chunk_at(nx)->next = 0;
-      p_.persist(chunk_at(nx), 8);
-      p_.store_persist(&b.chunk->next, nx);
-    }
-    b.chunk = chunk_at(nx);
+    if (!b.chunk->next) corrupt("a log record past the log's room");  // grow_log made it
+    b.chunk = chunk_at(b.chunk->next);
     b.pos = 0;
   }
   log_rec& r = b.chunk->r[b.pos++];
+  ++b.used;
   if constexpr (k_bytes) {
     r.key = word;
     r.value = block_hash(word);
@@ -384,17 +429,61 @@ void tree<K>::append(buffer& b, ukey k, uint64_t word, bool tomb) {
   c.tag = b.tag;
   r.check = checksum(c);
   store_rel(&r.tag, b.tag);  // last: a line holding the tag holds the record
-  if (!mut_.on(mutant::log_unflushed)) p_.persist(&r, sizeof(r));
+  if (mut_.on(mutant::log_unflushed)) return;
+  p_.flush(&r, sizeof(r));
+  if (fence) p_.fence();
 }
 
-// One write: presence check, log record, buffer entry, under the active
-// buffer's lock (so the log's order is the buffer's). keys=bytes: `word` is
-// the new record's block (the caller frees it if the write fails); a remove
-// logs the removed record's block. *old: whether the key was present.
+// A write that finds no log room while a merge runs waits for it (the room
+// kept for its carry comes free) and tries again. A remove also merges the
+// active buffer however small when no merge runs: a remove never fails for
+// lack of space while merging makes room (see "Full pools" in dptree.hpp).
+// At most k_forced_merges tries.
 template <class K>
 bool tree<K>::write(ukey k, uint64_t word, wop o, uint64_t* old) {
+  for (unsigned tries = 0;; ++tries) {
+    const uint64_t g = gen_.load();
+    try {
+      return write_once(k, word, o, old);
+    } catch (const error& e) {
+      if (e.code() != errc::pool_full || tries == k_forced_merges) throw;
+    }
+    if (!make_room(g, o == wop::remove)) throw error(errc::pool_full, "dptree: the pool is full");
+  }
+}
+
+template <class K>
+bool tree<K>::make_room(uint64_t g, bool force) {
+  {
+    std::unique_lock s(smu_);
+    if (!frozen_) {
+      if (!force || active_->map.empty()) return false;
+      freeze_locked();
+    }
+  }
+  kick();
+  wait_merge(g);
+  return true;
+}
+
+template <class K>
+void tree<K>::wait_merge(uint64_t g) {
+  std::unique_lock l(mmu_);
+  idle_cv_.wait(l, [&] {
+    return gen_.load() != g || stop_ || !bg_.joinable() || (!merging_ && !want_);
+  });
+}
+
+// One write: presence check, log room, log record, buffer entry, under the
+// active buffer's lock (so the log's order is the buffer's). keys=bytes:
+// `word` is the new record's block (the caller frees it if the write fails);
+// a remove logs the removed record's block. *old: whether the key was
+// present. The room (dptree.hpp, "Full pools"): the active log keeps room
+// for the frozen buffer's carry, the other log for this buffer's.
+template <class K>
+bool tree<K>::write_once(ukey k, uint64_t word, wop o, uint64_t* old) {
   resume();
-  bool trigger;
+  bool due_now;
   {
     std::shared_lock s(smu_);
     buffer& b = *active_;
@@ -405,14 +494,53 @@ bool tree<K>::write(ukey k, uint64_t word, wop o, uint64_t* old) {
     if (!ok) return false;
     const bool tomb = o == wop::remove;
     const uint64_t w = tomb ? (k_bytes ? cur_word : 0) : word;
+    const uint64_t carry = frozen_ ? frozen_->upserts : 0;
+    const unsigned li = unsigned(b.tag % 2);
+    grow_log(li, b.used + 1 + carry, tomb);
+    if (!tomb) {
+      // A new upsert entry: one more record this buffer's merge may carry.
+      bool had = false;
+      if (b.filter.maybe(hash(k))) {
+        auto it = b.map.find(k);
+        had = it != b.map.end() && !it->second.tomb;
+      }
+      if (!had) {
+        // The last merge could not place every record: the base is full.
+        if (base_full_.load(std::memory_order_relaxed))
+          throw error(errc::pool_full, "dptree: the pool is full (leaves)");
+        grow_log(1 - li, b.upserts + 1 + carry, false);
+      }
+    }
     append(b, k, w, tomb);
     apply(b, k, w, tomb);
     live_.fetch_add(tomb ? -1 : !present, std::memory_order_relaxed);
     if (old) *old = present;
-    trigger = b.map.size() >= threshold();
+    due_now = due(b);
   }
-  if (trigger) maybe_freeze();
+  if (due_now) {
+    maybe_freeze();
+    throttle();
+  }
   return true;
+}
+
+// The active buffer is due but was not frozen (a merge runs): the writer
+// waits for that merge, so the buffer stays near its threshold (the DRAM it
+// takes, and the log room its carry may need, stay bounded). Without it,
+// two writers holding the structure lock in turn starve the merge thread's
+// exclusive lock (the freeze after a commit), and the buffer grew to tens
+// of times the threshold.
+template <class K>
+void tree<K>::throttle() {
+  uint64_t g;
+  {
+    std::shared_lock s(smu_);
+    std::shared_lock lk(active_->mu);
+    if (!due(*active_)) return;
+    g = gen_.load();
+  }
+  kick();  // a merge that failed is retried
+  wait_merge(g);
 }
 
 template <class K>

@@ -3,6 +3,8 @@
 // beside writers; stats() may (its figures are then approximate).
 #include <algorithm>
 #include <bit>
+#include <unordered_set>
+#include <vector>
 
 #include "btree/dptree/dptree.hpp"
 
@@ -144,9 +146,22 @@ void tree<K>::trace(pm::pool::trace_sink& sink) {
     }
     off = m.next;
   }
-  // keys=bytes: the blocks the live log records name (a remove's is borrowed:
-  // its owner, a leaf or an earlier record, reports it).
+  // keys=bytes: the blocks the live log records name. A remove's is
+  // borrowed: its owner (a leaf or an upsert record) reports it, unless it
+  // has none, which happens after a partial merge: the frozen buffer's
+  // record was not carried because the active buffer removed its key
+  // (carry()); then the remove record keeps it until its own buffer's
+  // merge commits. A record a partial merge carried before a crash is
+  // reported once: the frozen buffer's entry is the same block.
   if constexpr (k_bytes) {
+    std::unordered_set<uint64_t> owned;
+    for (uint64_t off = root_->head; off;) {
+      const leaf* l = at(off);
+      const meta& m = cur(l);
+      for (unsigned j = 0; j < m.count && j < k_slots; ++j) owned.insert(slots(l)[m.order[j]].value);
+      off = m.next;
+    }
+    std::vector<uint64_t> named;  // by remove records
     for (buffer* b : {frozen_, active_}) {
       if (!b) continue;
       log_chunk* c = chunk_at(root_->log[b->tag % 2]);
@@ -158,12 +173,21 @@ void tree<K>::trace(pm::pool::trace_sink& sink) {
           continue;
         }
         const log_rec& r = c->r[pos++];
-        if (r.op == k_upsert) {
-          if (!block_ok(r)) corrupt("a log record's block is not what it wrote");
-          sink.add(r.key, common::kv_block_size(p_, r.key));
+        if (!block_ok(r)) corrupt("a log record's block is not what it wrote");
+        if (r.op != k_upsert) {
+          named.push_back(r.key);
+          continue;
         }
+        if (b == active_ && frozen_) {
+          auto it = frozen_->map.find(common::kv_key(p_, r.key));
+          if (it != frozen_->map.end() && !it->second.tomb && it->second.word == r.key) continue;
+        }
+        owned.insert(r.key);
+        sink.add(r.key, common::kv_block_size(p_, r.key));
       }
     }
+    for (uint64_t w : named)
+      if (owned.insert(w).second) sink.add(w, common::kv_block_size(p_, w));
   }
 }
 
@@ -198,6 +222,9 @@ index_stats tree<K>::stats() {
              {"merges", double(merges_.load())},
              {"merged_records", double(merged_records_.load())},
              {"merge_failures", double(merge_failures_.load())},
+             {"partial_merges", double(partial_merges_.load())},
+             {"carried", double(carried_.load())},
+             {"log_records", double(log_cap_[0] + log_cap_[1])},  // the logs' room
              // The merge thread's persistence cost per merged buffer entry.
              {"merge_flushes_per_record",
               merged_records_.load() ? double(merge_lines_.load()) / double(merged_records_.load()) : 0.0},
