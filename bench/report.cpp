@@ -142,6 +142,8 @@ json::value to_json(const run_result& r) {
     rc.set("clean_open_seconds", r.clean_open_seconds);
     rc.set("dirty_open_seconds", r.dirty_open_seconds);
     rc.set("dirty_recover_seconds", r.dirty_recover_seconds);
+    rc.set("clean_open_cpu_seconds", r.clean_open_cpu_seconds);
+    rc.set("dirty_open_cpu_seconds", r.dirty_open_cpu_seconds);
     rc.set("traced_blocks", r.dirty_traced_blocks);
     rc.set("records_after_recovery", r.records_after_recovery);
     j.set("recovery", rc);
@@ -239,10 +241,10 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
                    r.scanned ? (", scan finds " + std::to_string(r.scanned_records)).c_str() : "",
                    r.structure.c_str());
     if (r.have_recovery)
-      std::fprintf(f, "  recovery: clean reopen %.4f s; after a crash reopen %.4f s (repair + tracing %.4f s, %" PRIu64
-                      " blocks), %" PRIu64 " records\n",
-                   r.clean_open_seconds, r.dirty_open_seconds, r.dirty_recover_seconds, r.dirty_traced_blocks,
-                   r.records_after_recovery);
+      std::fprintf(f, "  recovery: clean reopen %.4f s (%.4f cpu-s); after a crash reopen %.4f s (%.4f cpu-s; repair + "
+                      "tracing %.4f s, %" PRIu64 " blocks), %" PRIu64 " records\n",
+                   r.clean_open_seconds, r.clean_open_cpu_seconds, r.dirty_open_seconds, r.dirty_open_cpu_seconds,
+                   r.dirty_recover_seconds, r.dirty_traced_blocks, r.records_after_recovery);
   }
 }
 

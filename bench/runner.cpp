@@ -14,6 +14,7 @@
 #include "runner.hpp"
 
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <mutex>
 
@@ -513,6 +514,12 @@ std::vector<uint64_t> check_records(session& x, run_result& r) {
   return expected;
 }
 
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 void time_recovery(session& x, run_result& r, uint64_t expected0) {
   if (!x.file_mode) {
     r.notes.push_back("--recover needs a pool file: skipped in dram mode");
@@ -528,14 +535,18 @@ void time_recovery(session& x, run_result& r, uint64_t expected0) {
   idx->close();
   idx.reset();
   auto t0 = steady::now();
+  double c0 = process_cpu_seconds();
   idx = open(o);
   r.clean_open_seconds = secs(steady::now() - t0);
+  r.clean_open_cpu_seconds = process_cpu_seconds() - c0;
   idx->abandon();  // what a power failure leaves: no clean shutdown
   idx.reset();
   t0 = steady::now();
+  c0 = process_cpu_seconds();
   idx = open(o);
   const auto& rep = idx->report();
   r.dirty_open_seconds = secs(steady::now() - t0);
+  r.dirty_open_cpu_seconds = process_cpu_seconds() - c0;
   r.dirty_recover_seconds = rep.recover_seconds;
   r.dirty_traced_blocks = rep.traced_blocks;
   if (rep.was_clean) r.notes.push_back("--recover: the reopen after abandon() found the pool clean");

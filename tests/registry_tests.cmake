@@ -8,6 +8,7 @@
 #   stress_<i> / stress_<i>_dram    concurrent stress, scans checked (and _bytes: byte keys)
 #   damage_<i>                      damaged pools: no crash or hang of info / verify / open+check+scan
 #   mutant_<i>_<m>                  each mutant caught with its message (test builds)
+#   crash_self_test_<i>             every crash mutant caught, the same runs clean without it
 #   <checker>_<i>_<name>            the profile's extra tests
 # plus the `long` variants (label long: ./scripts/test --long). An index that
 # is registered is tested; nothing here names one.
@@ -130,14 +131,20 @@ foreach(_i RANGE ${_last})
              --seconds 3 --keys 5000 --check stats,range --dataset ${_pm_long_keys} --value-size 100)
   endif()
 
-  # Mutants: each must be caught, with the violation its entry names.
+  # Mutants: each must be caught, with the violation its entry names; and
+  # crash_self_test_<i> (`crashtest --self-test --index <i>`): every crash
+  # mutant caught and the same runs clean without it.
   if(_test_build)
     string(JSON _nm LENGTH "${_e}" mutants)
     if(_nm GREATER 0)
       math(EXPR _mlast "${_nm} - 1")
+      set(_crash_mutants OFF)
       foreach(_m RANGE ${_mlast})
         string(JSON _mname GET "${_e}" mutants ${_m} name)
         string(JSON _mchecker GET "${_e}" mutants ${_m} checker)
+        if(_mchecker STREQUAL "crashtest")
+          set(_crash_mutants ON)
+        endif()
         string(JSON _margs GET "${_e}" mutants ${_m} args)
         string(JSON _mmsg GET "${_e}" mutants ${_m} message)
         _pm_args(_ma "${_margs}")
@@ -145,6 +152,9 @@ foreach(_i RANGE ${_last})
                  --params mutant=${_mname} ${_ma})
         set_tests_properties(mutant_${_name}_${_mname} PROPERTIES PASS_REGULAR_EXPRESSION "${_mmsg}")
       endforeach()
+      if(_crash_mutants)
+        _pm_test(crash_self_test_${_name} "crash;mutant" 600 ${PMINDEX_BIN} crashtest --self-test --index ${_name})
+      endif()
     endif()
   endif()
 

@@ -3,7 +3,7 @@
 //   pmindex crashtest --index NAME [--ops N] [--images M] [--threads T]
 //       [--seed S] [--exhaustive] [--keys K] [--pool-size B] [--keyset K]
 //       [--dataset D] [--value-size B]
-//   pmindex crashtest --self-test      (test builds: every registered mutant)
+//   pmindex crashtest --self-test [--index I]   (test builds: every registered mutant, or I's)
 //
 // Prints `crashtest <index>: <images> images, <violations> violations` and
 // exits 0 only without violations (1 otherwise).
@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -123,12 +124,31 @@ crash::config read_config(args& a) {
 }
 
 #ifdef PMINDEX_MUTANTS
-// Every crash-checker mutant of every registered index must be caught with
-// the violation its entry names (index_entry::mutants); the same runs
-// without the mutant must pass.
-int self_test() {
+// The params of a mutant's run without its `mutant=NAME` token: the same
+// run (node sizes, key kinds, ...) on the correct code.
+std::string without_mutant(const std::string& params) {
+  std::string out;
+  for (size_t i = 0, j; i <= params.size(); i = j + 1) {
+    j = params.find(',', i);
+    if (j == std::string::npos) j = params.size();
+    std::string tok = params.substr(i, j - i);
+    if (tok.empty() || tok.rfind("mutant=", 0) == 0) continue;
+    out += (out.empty() ? "" : ",") + tok;
+  }
+  return out;
+}
+
+// Every crash-checker mutant of every registered index (or of `only`) must be
+// caught with the violation its entry names (index_entry::mutants); the same
+// runs without the mutant must pass. Mutants that share their run (the same
+// params, ops, keys and seed once the mutant is taken out) share one clean run.
+int self_test(const std::string& only) {
   int failures = 0;
-  for (auto& e : registered_indexes())
+  bool found = false;
+  std::set<std::string> clean_runs;
+  for (auto& e : registered_indexes()) {
+    if (!only.empty() && e->name != only) continue;
+    found = true;
     for (auto& m : e->mutants) {
       if (m.checker != "crashtest") continue;
       std::vector<std::string> tokens = {"--index", e->name, "--params", "mutant=" + m.name};
@@ -153,14 +173,17 @@ int self_test() {
                   caught ? "caught" : r.violations ? "caught, but not with its message" : "NOT CAUGHT");
       if (!r.messages.empty()) std::printf("  %s\n", r.messages.front().substr(0, 300).c_str());
       failures += !caught;
-      c.params.clear();  // the same run without the mutant must be clean
+      c.params = without_mutant(c.params);
       c.max_violations = 0;
       c.command = reproduce_command(c);
+      if (!clean_runs.insert(c.command).second) continue;  // this run was already clean
       auto clean = crash::run(c);
-      std::printf("self-test: %s without the mutant: %" PRIu64 " images, %" PRIu64 " violations\n",
-                  e->name.c_str(), clean.images, clean.violations);
+      std::printf("self-test: %s without the mutant: %" PRIu64 " images, %" PRIu64 " violations  [%s]\n",
+                  e->name.c_str(), clean.images, clean.violations, c.command.c_str());
       failures += clean.violations != 0;
     }
+  }
+  if (!found) throw error(errc::usage, "unknown index '" + only + "' (see `pmindex list`)");
   std::printf("crashtest self-test: %s\n", failures ? "FAILED" : "every mutant caught, every index clean");
   return failures ? static_cast<int>(errc::failure) : 0;
 }
@@ -171,12 +194,13 @@ int self_test() {
 int cmd_crashtest(args& a) {
   reexec_without_aslr();
   bool self = a.flag("self-test");
+  const std::string self_index = self && a.has("index") ? a.str("index", "") : "";
   const bool print_stats = a.flag("stats");
   crash::config c = read_config(a);
   a.finish();
   if (self) {
 #ifdef PMINDEX_MUTANTS
-    return self_test();
+    return self_test(self_index);
 #else
     throw error(errc::unsupported,
                 "--self-test needs a test build (cmake -DPMINDEX_TEST_BUILD=ON): the mutants are not compiled into "

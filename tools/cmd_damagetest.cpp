@@ -365,6 +365,10 @@ int cmd_damagetest(args& a) {
     std::map<std::string, uint64_t> answers;
     uint64_t bad = 0;
     const std::string path = c.base + ".case";
+    // One image buffer for every case: a fresh copy per case would leave
+    // each freed 4 MiB copy in ASan's quarantine, and every fork below
+    // would copy the page tables of all of them.
+    std::vector<char> img;
     // --case C runs case C alone, whatever --cases says (the FAIL lines
     // print --seed and --case only).
     const uint64_t first = only >= 0 ? static_cast<uint64_t>(only) : 0, end = only >= 0 ? first + 1 : cases;
@@ -372,7 +376,7 @@ int cmd_damagetest(args& a) {
       rng r{util::mix64(seed * 0x100000001B3ull + i)};
       const int d = static_cast<int>(r.below(2));
       const int kind = static_cast<int>(r.below(k_kinds));
-      std::vector<char> img = pr[d].image;
+      img.assign(pr[d].image.begin(), pr[d].image.end());
       std::string what;
       size_t len = damage(img, pr[d], kind, r, what);
       for (int s = 0; s < 3; ++s) {

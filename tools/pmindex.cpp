@@ -15,7 +15,7 @@ const verb k_verbs[] = {
     {"info", cmd_info, "a pool's header: --pool P"},
     {"load", cmd_load, "insert N deterministic keys: --index I --pool P --keys N [--seed S] [--ack-every K]"},
     {"verify", cmd_verify, "check a pool holds the first N keys: --pool P --keys N [--seed S]"},
-    {"crashtest", cmd_crashtest, "crash checker: --index I [--ops N] [--images M] [--threads T] [--seed S] [--exhaustive] | --self-test"},
+    {"crashtest", cmd_crashtest, "crash checker: --index I [--ops N] [--images M] [--threads T] [--seed S] [--exhaustive] | --self-test [--index I]"},
     {"bench", cmd_bench, "benchmark indexes (all by default): [--index a,b] [--workload ycsb-a,...] [-n N] [-t T] [--dataset D] [--value-size B] (docs/bench.md)"},
     {"damagetest", cmd_damagetest, "damaged pools never crash or hang the tools: --index I|all [--cases N] [--seed S] [--case C]"},
     {"stress", cmd_stress, "concurrent stress test with oracles: --index I [--threads T] [--seconds S] [--keys K] [--check a,b]"},

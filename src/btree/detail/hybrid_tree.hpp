@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "btree/detail/hybrid_core.hpp"
+#include "btree/detail/rank_sort.hpp"
 
 namespace pmindex::btree::detail {
 
@@ -44,8 +45,9 @@ class hybrid_tree final : public hybrid_index<u64_index, Ops> {
     size_t got = 0;
     uint64_t lower = from;
     core_.scan_leaves(lower, buf, [&](record* b, size_t m) {
-      std::sort(b, b + m, [](const record& x, const record& y) { return x.key < y.key; });
-      for (size_t i = 0; i < m && got < count; ++i) out[got++] = b[i];
+      const size_t take = std::min(m, count - got);
+      rank_sort(b, m, out + got, take);
+      got += take;
       if (got == count) return false;
       if (got) {
         if (out[got - 1].key == UINT64_MAX) return false;
