@@ -142,7 +142,7 @@ void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
 void checker::run_thread(uint32_t t) {
   std::mt19937_64 rng(mix64(c_.seed * 1000003 + t));
   for (uint64_t j = 0; j < logs_[t].size() && !stop_; ++j) {
-    if (c_.threads > 1 && obs_->crash_pending()) obs_->park();
+    if (obs_->crash_pending()) obs_->park();  // a background thread may crash
     do_op(t, j, rng);
   }
 }

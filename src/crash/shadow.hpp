@@ -58,7 +58,8 @@ class shadow_observer final : public pm::persist_observer {
   void on_flush(const void* addr, size_t len) override;
   void on_fence() override;
 
-  void set_listener(listener* l) { listener_ = l; }
+  // Waits for a crash point in progress (a background thread's) to end.
+  void set_listener(listener* l);
   uint64_t events() const { return events_; }
   char* base() const { return base_; }
   uint64_t size() const { return size_; }
@@ -91,6 +92,7 @@ class shadow_observer final : public pm::persist_observer {
   worker& me();  // mu_ held
   void event(std::unique_lock<std::mutex>& lk, bool fence);
   void freeze_and_crash(std::unique_lock<std::mutex>& lk, uint64_t k);
+  void wait_crash_end(std::unique_lock<std::mutex>& lk);  // parked meanwhile
   bool others_frozen(const worker* self) const;
   void unmap();
 

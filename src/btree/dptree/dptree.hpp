@@ -1,0 +1,395 @@
+// DPTree: differential indexing for persistent memory (Zhou et al., "DPTree:
+// Differential Indexing for Persistent Memory", VLDB'20). keys=u64 (the
+// default: 8-byte keys and values in the leaf slots) or keys=bytes (each
+// record one kv block, common/kv_block.hpp; the slot holds its key's prefix
+// word and the block's offset).
+//
+// Two parts:
+//  - the front BUFFER: an ordered DRAM map of the recent writes (upserts and
+//    removes as tombstones) with a bloom filter, backed by a PM write-ahead
+//    LOG: one 64-byte record per write, written and made durable (1 flush,
+//    1 fence; keys=bytes: + the kv block's lines, covered by the same fence)
+//    BEFORE the write is applied to the map and acknowledged;
+//  - the BASE tree: PM leaves of up to 256 records (param `leaf`) in a
+//    singly linked chain, each with two metadata copies {next, max key word,
+//    count, bitmap of used slots, order array (slots in key order)}; the DRAM
+//    inner nodes (btree/detail/inner_layer.hpp) route by each leaf's smallest
+//    key and are rebuilt after every merge and at every open.
+//
+// Which metadata copy is current: a persistent global version word `gen`
+// in the root (the number of committed merges; its low bit is the paper's
+// global version bit) and a per-leaf stamp {gen g, copy s}: the leaf's
+// current copy is s if g <= gen, else the other one (s was written by a
+// merge that has not committed). A leaf no merge touched keeps its copy
+// for any number of merges, so a merge writes only the leaves it changes.
+//
+// MERGE (background thread): when the active buffer holds max(merge_min,
+// base records * merge_permille / 1000) entries, it is FROZEN (read-only)
+// and a second buffer with the next log takes the new writes; lookups
+// consult the active buffer, the frozen one, then the base. The merge
+// thread walks the frozen entries in key order beside the base leaves:
+//   1. new records go to slots that are free in the leaf's current copy (or
+//      into new leaves when a leaf overflows; a leaf left empty is unlinked),
+//      the other copy of the metadata is written for each changed leaf, and
+//      its stamp set to {gen + 1, other copy}; only the changed lines are
+//      flushed (slots, the metadata's first line and the order lines in
+//      use, the stamp line, new leaves), then ONE fence: none of it is
+//      reachable at the current version, so nothing needs ordering before;
+//   2. COMMIT: gen = gen + 1, 1 flush + 1 fence (the version flip), under the
+//      structure lock (no operation runs), with the new inner nodes swapped
+//      in and the frozen buffer dropped. The fence of step 1 is what makes
+//      every stamp durable before the flip (mutant flip_before_flush);
+//   3. after the commit is durable: replaced and removed records' blocks,
+//      superseded buffer blocks and unlinked leaves are freed (a tombstone
+//      borrows the block of the record it removes and frees nothing),
+//      and the frozen buffer's log is recycled (mutant log_truncated_early
+//      recycles it before the commit).
+//
+// LOG: two logs (root.log[0..1]), chains of 4 KiB chunks; buffer number t
+// (t = gen for the active buffer, or gen + 1 while buffer gen merges) writes
+// log[t % 2], every record tagged t and checksummed. Replay accepts, from a
+// log's start, the records with the expected tag and a good checksum and
+// stops at the first other one: the writes of a buffer are serialised by its
+// lock (slot order = apply order) and each record is durable before the
+// next starts, so only the last can be torn. A log's chunks are kept and
+// reused by buffer t + 2 (older tags never match); recycling is free.
+// keys=bytes: an upsert's record names its kv block and holds a hash of its
+// bytes (the block is flushed under the record's fence, so a crash may leave
+// the record of a write in flight durable without its block: replay stops
+// there, as at a torn record); a remove's record names
+// the block of the record it removes (which holds the key and lives until the
+// merge that applies the tombstone commits), so a remove allocates nothing.
+//
+// RECOVERY (every open; nothing allocated, so tracing follows): stamps of an
+// uncommitted merge (g > gen) are reset to the current copy, the leaf chain
+// is walked and the inner nodes rebuilt; log[gen % 2] is replayed into a
+// buffer (tag gen), then log[(gen+1) % 2] (tag gen + 1): if that one holds
+// records, the first buffer is frozen again and its merge resumes at the
+// first write (reads change nothing: a recovered pool's heap is what tracing
+// found until something is written). A clean close merges every buffer first, so a clean open
+// finds no record to replay (stats: replayed).
+//
+// THREADS: a structure lock (shared by operations, exclusive for the freeze
+// and the commit), a reader-writer lock per buffer (writers exclusive: the
+// presence check, the log record and the map update are one critical
+// section), the frozen buffer and the current base are immutable while
+// shared. Scans hold the structure lock and the active buffer's read lock:
+// an atomic snapshot. The original's buffer is an optimistic-lock B+-tree
+// and its writers run in parallel; ours is a std::map under a lock, so writes
+// are serialised (DPTree's inserts do not scale in Part Two either).
+//
+// Bugs of the original avoided (tests/unit/dptree_test.cpp): removes exist;
+// recovery exists (the log is replayed); an existing pool reopens; a key in
+// both the buffer and the base is scanned once, with the newest value.
+// Caveats: the merge thread rebuilds the inner nodes (a pass over the leaf
+// list) at every merge.
+// FULL POOLS (#17 part 3; tests/unit/full_pool_refill_test.cpp): a remove
+// always succeeds, and a pool emptied by removes fills again.
+//  - PARTIAL MERGE: a leaf that needs a new leaf the pool cannot give stays
+//    one leaf: its removes apply, its new records take the slots free at
+//    the current version, and the rest is CARRIED: appended to the active
+//    buffer's log (1 flush per record, 1 fence for all), durable before the
+//    commit recycles the frozen log (mutant carry_after_commit); an entry
+//    the active buffer holds a newer one of is not carried. The commit
+//    then refuses new upserts (pool_full) until a merge places everything.
+//  - LOG ROOM kept for the carry, so that a merge never fails: a write
+//    appends only if the active log keeps room for every upsert of the
+//    frozen buffer, and a new upsert entry only if the other log (the next
+//    buffer's) has room for every upsert of the active one; chunks are
+//    linked (2 flushes, 2 fences per 63 records) or the write fails with
+//    pool_full. After a commit the recycled log gives back the chunks
+//    beyond twice what the next buffer needs (trim_log).
+//  - A write that finds no room while a merge runs waits for it and tries
+//    again; a remove with no merge running merges the active buffer
+//    however small (at most k_forced_merges times). Removes free base
+//    slots, so a few merges always make room.
+//  - THROTTLE: a writer that finds the active buffer due while a merge
+//    runs waits for that merge (buffers stay near the threshold).
+// keys=bytes: a remove record may name a block no leaf or upsert owns any
+// more (its frozen record was not carried): the record keeps it until its
+// buffer's merge commits (trace(), replay()).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <unordered_set>
+#include <vector>
+
+#include "btree/detail/inner_layer.hpp"
+#include "btree/detail/keys.hpp"
+#include "common/mutant.hpp"
+#include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
+#include "pmindex/pm/counters.hpp"
+
+namespace pmindex::btree::dptree {
+
+using detail::entry;
+
+// In the order of the entry's mutants (entry.cpp).
+enum class mutant : unsigned {
+  none,
+  log_unflushed,        // a log record is not flushed before the write is acknowledged
+  flip_before_flush,    // the version flips before the next-version metadata is durable
+  log_truncated_early,  // the frozen buffer's log is invalidated before the merge commits
+  scan_duplicates,      // a scan returns a key of both buffer and base twice (the original's bug)
+  carry_after_commit,   // a partial merge carries its unplaced records to the next log after the commit
+};
+
+// clang-format off
+inline constexpr unsigned k_slots = 256;
+struct meta {               // one metadata copy: 320 bytes, 64-byte aligned
+  uint64_t next;            //   0  next leaf (0: last)
+  uint64_t max_key;         //   8  u64: the largest key; bytes: its prefix word (0: empty)
+  uint64_t count;           //  16  records
+  uint64_t pad;             //  24
+  uint64_t bitmap[4];       //  32  used slots
+  uint8_t order[k_slots];   //  64  used slots in key order [0, count)
+};
+struct leaf {               // 704 bytes (allocator class 768); the records live in a slot block
+  uint64_t stamp;           //   0  {gen: 63, copy: 1}: copy s is current iff gen <= root.gen
+  uint64_t slots;           //   8  the slot block: min(256, 2 * leaf) entries {key, value}; immutable
+  uint64_t pad[6];          //  16
+  meta m[2];                //  64  the two copies
+};
+static_assert(sizeof(meta) == 320 && sizeof(leaf) == 704);
+
+enum rec_op : uint64_t { k_upsert = 1, k_remove = 2 };
+struct log_rec {            // one cache line; the line is the unit of a crash
+  uint64_t key;             //   0  u64: the key; bytes: the kv block (remove: the removed record's)
+  uint64_t value;           //   8  u64: the value; bytes: a hash of the kv block's bytes
+  uint64_t op;              //  16  rec_op
+  uint64_t pad[3];          //  24
+  uint64_t check;           //  48  checksum of {key, value, op, tag}
+  uint64_t tag;             //  56  the buffer number; stored last
+};
+inline constexpr unsigned k_chunk_recs = 63;
+struct log_chunk {          // 4 KiB (the largest small block)
+  uint64_t next;            //   0  next chunk (0: none yet); set durably before a record goes there
+  uint64_t pad[7];          //   8
+  log_rec r[k_chunk_recs];  //  64
+};
+static_assert(sizeof(log_rec) == 64 && sizeof(log_chunk) == 4096);
+
+struct root_block {
+  uint64_t magic;           //   0
+  uint64_t gen;             //   8  committed merges: the commit word of a merge
+  uint64_t head;            //  16  the first leaf; never changes
+  uint64_t leaf_cap;        //  24  the `leaf` parameter it was built with
+  uint64_t log[2];          //  32  first chunk of each log
+};
+// clang-format on
+
+// One index over a key policy (u64_keys or byte_keys); both sets of calls
+// work on both (as in PACTree).
+template <class K>
+class tree final : public bytes_index {
+  using base = bytes_index;
+  static constexpr bool k_bytes = K::k_blocks;
+
+ public:
+  // A key as the buffer stores it and as everything compares it.
+  using ukey = std::conditional_t<k_bytes, std::string_view, uint64_t>;
+  using bkey = std::conditional_t<k_bytes, std::string, uint64_t>;
+  static constexpr uint64_t k_magic = k_bytes ? 0x7365747942505444ull : 0x3436755f42505444ull;
+
+  tree(pm::pool& p, open_kind kind, const index_config& cfg);
+  ~tree() override;
+
+  using base::insert, base::update, base::upsert, base::remove, base::lookup, base::scan, base::range;
+  bool insert(uint64_t k, uint64_t v) override;
+  bool update(uint64_t k, uint64_t v) override;
+  bool upsert(uint64_t k, uint64_t v) override;
+  bool remove(uint64_t k) override;
+  std::optional<uint64_t> lookup(uint64_t k) override;
+  size_t scan(uint64_t from, size_t count, record* out) override;
+  size_t range(uint64_t lo, uint64_t hi, std::vector<record>& out) override;
+  bool insert(std::string_view k, std::string_view v) override;
+  bool update(std::string_view k, std::string_view v) override;
+  bool upsert(std::string_view k, std::string_view v) override;
+  bool remove(std::string_view k) override;
+  bool lookup(std::string_view k, std::string* v) override;
+  size_t scan(std::string_view from, size_t count, record_buffer& out) override;
+  size_t range(std::string_view lo, std::string_view hi, record_buffer& out) override;
+
+  check_result check() override;
+  void trace(pm::pool::trace_sink& sink) override;
+  index_stats stats() override;
+  void close() override;
+  void abandon() override;
+
+ private:
+  enum class wop { insert, update, upsert, remove };
+  struct bval {
+    uint64_t word;  // u64: the value; bytes: the kv block
+    bool tomb;
+  };
+  struct bloom {
+    std::unique_ptr<std::atomic<uint64_t>[]> w;
+    uint64_t bits = 0;
+    void reset(uint64_t want_bits);
+    void add(uint64_t h) noexcept;
+    bool maybe(uint64_t h) const noexcept;
+  };
+  struct buffer {
+    std::shared_mutex mu;
+    std::map<bkey, bval, std::less<>> map;
+    bloom filter;
+    uint64_t tag = 0;
+    log_chunk* chunk = nullptr;  // where the next record goes
+    unsigned pos = 0;
+    std::vector<uint64_t> garbage;  // bytes: blocks to free once this buffer's merge commits
+    size_t carried = 0;             // entries a partial merge moved here (not counted towards a merge)
+    uint64_t used = 0;              // records in its log
+    uint64_t upserts = 0;           // entries that are not tombstones (each may have to be carried)
+  };
+  using items_t = std::vector<std::pair<ukey, bval>>;
+  // A record as a merge moves it: its slot words and, if it stays where it
+  // is, its slot in the leaf being rewritten (-1: a new slot).
+  struct mrec {
+    entry e;
+    int slot;
+  };
+  struct out_leaf {
+    uint64_t off;  // the leaf (a new one when fresh)
+    bool fresh;
+    std::vector<mrec> recs;
+  };
+  struct plan {
+    size_t index;  // in leaves_
+    std::vector<out_leaf> outs;
+  };
+
+  // --- leaves (tree.cpp)
+  leaf* at(uint64_t off) const noexcept { return p_.template ptr<leaf>(off); }
+  unsigned cur_copy(const leaf* l) const noexcept;
+  const meta& cur(const leaf* l) const noexcept { return l->m[cur_copy(l)]; }
+  ukey key_of(const entry& e) const noexcept {
+    if constexpr (k_bytes)
+      return common::kv_key(p_, e.value);
+    else
+      return e.key;
+  }
+  entry* slots(const leaf* l) const noexcept { return p_.template ptr<entry>(l->slots); }
+  ukey slot_key(const leaf* l, unsigned s) const noexcept { return key_of(slots(l)[s]); }
+  ukey min_of(size_t li) const noexcept {  // leaves_[li] (not the head) holds records
+    const leaf* l = at(leaves_[li]);
+    return slot_key(l, cur(l).order[0]);
+  }
+  uint64_t new_leaf();  // both blocks; throws pool_full
+  void free_leaf(uint64_t off);
+  typename K::key layer_key(const entry& e) const noexcept { return K::of(p_, e.key, e.value); }
+  // Position of the first record >= k in the leaf's current order.
+  unsigned lower(const leaf* l, const meta& m, ukey k, bool* found) const noexcept;
+  uint64_t leaf_for(ukey k) const noexcept;
+  bool base_find(ukey k, uint64_t* word) const noexcept;
+  static uint64_t hash(ukey k) noexcept;
+  // Newest state of k: 1 present (word set), 0 absent (removed or never).
+  bool find(ukey k, uint64_t* word);
+  bool write(ukey k, uint64_t word, wop o, uint64_t* old);
+  bool write_once(ukey k, uint64_t word, wop o, uint64_t* old);
+  // A write found no log room (see write()); false: nothing to wait for.
+  bool make_room(uint64_t g, bool force);
+  void wait_merge(uint64_t g);  // until the merge of version g commits or no merge runs
+  // Appends one record to b's log (the room was made by grow_log); fence:
+  // false for a carry, which fences once for all its records.
+  void append(buffer& b, ukey k, uint64_t word, bool tomb, bool fence = true);
+  // Links chunks at the end of log li until it holds `need` records
+  // (durably, before any record goes there); may_borrow: a remove (or a
+  // carry) may take the remove reserve. Throws pool_full.
+  void grow_log(unsigned li, uint64_t need, bool may_borrow);
+  void apply(buffer& b, ukey k, uint64_t word, bool tomb);
+  uint64_t threshold() const noexcept;
+  bool due(const buffer& b) const noexcept { return b.map.size() >= threshold() + b.carried; }
+  void maybe_freeze();
+  void throttle();
+  void freeze_locked();
+  bool put_bytes(std::string_view k, std::string_view v, wop o);
+  void resume() {
+    if (resume_.load(std::memory_order_relaxed)) [[unlikely]]
+      kick();
+  }
+
+  // --- recovery (tree.cpp)
+  void recover_leaves(bool dirty);
+  size_t replay(buffer& b, uint64_t tag);
+  void measure_log(unsigned li);
+  void rebuild_layer();
+  static uint64_t checksum(const log_rec& r) noexcept;
+  uint64_t block_hash(uint64_t off) const noexcept;  // keys=bytes: of the kv block's bytes
+  bool block_ok(const log_rec& r) const noexcept;
+
+  // --- merge (merge.cpp)
+  void kick();  // starts the merge thread if needed and wakes it
+  void merge_thread();
+  bool merge(buffer& f);  // false: abandoned (nothing committed)
+  // carry non-null: the leaf gets no new record (no new leaf): only the
+  // removes apply, the rest is appended to *carry.
+  plan plan_leaf(size_t li, const items_t& items, size_t& i, std::vector<uint64_t>& free_after,
+                 int64_t& delta, items_t* carry);
+  void carry(const items_t& rest);
+  void trim_log(unsigned li);
+  void write_leaf(out_leaf& o, uint64_t next, uint64_t g, std::vector<std::pair<const void*, size_t>>& lines);
+  void stop_thread(bool drain);
+  void wait_idle();
+  void merge_all();  // close(): every buffer merged, in this thread
+
+  // --- scans (scan.cpp)
+  template <class Emit>
+  void collect(ukey from, size_t count, const ukey* hi, Emit&& emit);
+
+  // --- verification (verify.cpp)
+  std::string check_chain(uint64_t& records, std::vector<uint64_t>& chain) const;
+
+  [[noreturn]] void corrupt(const std::string& what) const { throw error(errc::corrupt, "dptree: " + what); }
+  bool leaf_in_heap(uint64_t off) const noexcept { return p_.valid_block(off, sizeof(leaf)); }
+  log_chunk* chunk_at(uint64_t off) const noexcept { return p_.template ptr<log_chunk>(off); }
+
+  pm::pool& p_;
+  root_block* root_ = nullptr;
+  unsigned cap_ = k_slots;        // param `leaf`
+  unsigned nslots_ = k_slots;     // slots per leaf: min(256, 2 * leaf)
+  uint64_t merge_min_ = 1024;     // param `merge_min`
+  uint64_t merge_permille_ = 70;  // param `merge_permille`
+  uint64_t fail_leaves_ = 0;      // param `fail_leaves` (tests): every n-th merge leaf refused
+  std::atomic<uint64_t> leaf_asks_{0};
+  bool refused_ = false;  // the merge thread's last leaf was refused by fail_leaves
+  common::mutant_switch<mutant> mut_;
+
+  // Each log's chunks: the last one and the records they hold.
+  log_chunk* log_tail_[2] = {nullptr, nullptr};
+  uint64_t log_cap_[2] = {0, 0};
+
+  std::shared_mutex smu_;  // the structure lock
+  std::atomic<uint64_t> gen_{0};
+  std::unique_ptr<detail::inner_layer<K>> layer_;
+  std::vector<uint64_t> leaves_;  // the chain at the current version
+  uint64_t base_records_ = 0;
+  buffer bufs_[2];
+  buffer* active_ = &bufs_[0];
+  buffer* frozen_ = nullptr;
+  std::atomic<int64_t> live_{0};
+
+  std::mutex mmu_;
+  std::condition_variable mcv_, idle_cv_;
+  bool want_ = false, merging_ = false, stop_ = false, drain_ = true;
+  std::atomic<bool> abort_{false}, resume_{false};
+  std::atomic<bool> base_full_{false};  // the last merge carried records: new upserts are refused
+  std::thread bg_;
+  std::atomic<uint64_t> merges_{0}, merged_records_{0}, merge_failures_{0}, merge_lines_{0}, merge_fences_{0};
+  std::atomic<uint64_t> partial_merges_{0}, carried_{0};
+  uint64_t replayed_ = 0;
+  std::unordered_set<uint64_t> recarried_;  // keys=bytes: blocks replay found carried (carry())
+  double rebuild_seconds_ = 0, merge_seconds_ = 0;
+};
+
+}  // namespace pmindex::btree::dptree
