@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "index_fixture.hpp"
 #include "oracle.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -21,48 +22,15 @@
 namespace pmindex {
 namespace {
 
-class Dptree : public testing::Test {
+class Dptree : public test::index_fixture {
  protected:
-  void SetUp() override {
-    seed_ = test::test_seed();
-    rng_.seed(seed_);
-  }
+  Dptree() : index_fixture("dptree") {}
 
-  // A new pool (the previous one removed) unless `reopen`.
-  std::unique_ptr<index> open_idx(const std::string& params, bool reopen = false,
-                                  pm::open_mode m = pm::open_mode::create_if_missing) {
-    if (!reopen) ::unlink(pool_.path().c_str());
-    options o;
-    o.index = "dptree";
-    o.pool_path = pool_.path();
-    o.pool_size = 128 << 20;
-    o.params = params;
-    o.open = m;
-    o.quiet = true;
-    return open(o);
-  }
-  std::unique_ptr<index> reopen() { return open_idx("", true, pm::open_mode::must_exist); }
-
-  static double extra(index& idx, const std::string& name) {
-    for (auto& [n, x] : idx.stats().extra)
-      if (n == name) return x;
-    return -1;
-  }
   // Waits (bounded) until no buffer is frozen: the merge running is done.
   static void settle(index& idx) {
     for (int i = 0; i < 2000 && extra(idx, "frozen_records") > 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-
-  template <class Map>
-  void expect_same(index& idx, const Map& ref, const char* phase) {
-    SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
-    ASSERT_NO_FATAL_FAILURE(test::expect_matches(idx, ref));
-  }
-
-  test::temp_pool pool_{"dptree-ut"};
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
 };
 
 // The original had no remove. Removes of keys in the base, in the buffer
@@ -95,7 +63,7 @@ TEST_F(Dptree, RemovesApplyAtMerge_no_deletes) {
     expect_same(*idx, ref, "all removed");
     // The last tombstones (fewer than a merge takes) merge at the clean close.
     idx->close();
-    idx = open_idx(params, true, pm::open_mode::must_exist);
+    idx = open_idx(params, 0, /*reopen=*/true);
     EXPECT_EQ(extra(*idx, "leaves"), 1);  // emptied leaves left the chain; the head stays
     for (uint64_t k = 0; k < 300; ++k) {
       ASSERT_TRUE(idx->insert(k, k + 7));
@@ -222,31 +190,12 @@ TEST_F(Dptree, RandomAgainstOracleWithMerges) {
       std::string k = bytes && r % 3 ? std::string(key_bytes(r)).substr(0, r % 9) + std::to_string(r)
                                      : std::string(key_bytes(r));
       std::string v = bytes ? std::string(r % 50, char('a' + i % 26)) : std::string(value_bytes(i));
-      const bool had = ref.count(k) != 0;
-      switch (rng_() % 5) {
-        case 0:
-        case 1:
-          ASSERT_EQ(idx->insert(k, v), !had);
-          ref.emplace(k, v);
-          break;
-        case 2:
-          ASSERT_EQ(idx->update(k, v), had);
-          if (had) ref[k] = v;
-          break;
-        default:
-          ASSERT_EQ(idx->remove(k), had);
-          ref.erase(k);
-      }
+      ASSERT_NO_FATAL_FAILURE(random_write(*idx, ref, k, v, unsigned(rng_() % 5), 2));
       if (i % 5000 == 0) expect_same(*idx, ref, "during");
     }
     expect_same(*idx, ref, "random");
     EXPECT_GT(extra(*idx, "merges"), 10);
-    idx->close();
-    idx = reopen();
-    expect_same(*idx, ref, "clean reopen");
-    idx->abandon();
-    idx = reopen();
-    expect_same(*idx, ref, "dirty reopen");
+    expect_same_after_reopens(idx, ref);
   }
 }
 

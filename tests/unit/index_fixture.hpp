@@ -28,7 +28,8 @@ class index_fixture : public testing::Test {
     rng_.seed(seed_);
   }
 
-  // A new pool (the previous one removed) unless `reopen`.
+  // A new pool (the previous one removed) unless `reopen` (then it must
+  // exist: a reopen never makes a new pool by mistake).
   std::unique_ptr<index> open_idx(const std::string& params, uint64_t size = 256 << 20, bool reopen = false) {
     if (!reopen) ::unlink(pool_.path().c_str());
     options o;
@@ -37,6 +38,7 @@ class index_fixture : public testing::Test {
     o.pool_size = size;
     o.params = params;
     o.quiet = true;
+    if (reopen) o.open = pm::open_mode::must_exist;
     return open(o);
   }
   std::unique_ptr<index> reopen() { return open_idx("", 0, true); }
@@ -58,6 +60,38 @@ class index_fixture : public testing::Test {
   void expect_same(index& idx, const std::map<K, V>& ref, const char* phase) {
     SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
     ASSERT_NO_FATAL_FAILURE(expect_matches(idx, ref));
+  }
+
+  // One random write checked against the oracle: `pick` below `inserts`
+  // inserts, equal to it updates, above it removes (the caller's range for
+  // pick sets the mix). The index must answer as the map does.
+  static void random_write(index& idx, std::map<std::string, std::string>& ref, const std::string& k,
+                           const std::string& v, unsigned pick, unsigned inserts) {
+    const bool had = ref.count(k) != 0;
+    if (pick < inserts) {
+      ASSERT_EQ(idx.insert(k, v), !had);
+      ref.emplace(k, v);
+    } else if (pick == inserts) {
+      ASSERT_EQ(idx.update(k, v), had);
+      if (had) ref[k] = v;
+    } else {
+      ASSERT_EQ(idx.remove(k), had);
+      ref.erase(k);
+    }
+  }
+
+  // Closes and reopens, then abandons (what a crash leaves) and reopens
+  // (with `leak_check`, checking that nothing leaked): the index matches
+  // ref after each.
+  void expect_same_after_reopens(std::unique_ptr<index>& idx, const std::map<std::string, std::string>& ref,
+                                 bool leak_check = false) {
+    idx->close();
+    idx = reopen();
+    expect_same(*idx, ref, "clean reopen");
+    idx->abandon();
+    idx = reopen();
+    if (leak_check) expect_no_leak(*idx);
+    expect_same(*idx, ref, "dirty reopen");
   }
 
   std::string index_;

@@ -222,32 +222,13 @@ TEST_F(Pactree, RandomAgainstOracleWithSplitsAndMerges) {
       std::string k = bytes && r % 3 ? std::string(key_bytes(r)).substr(0, r % 9) + std::to_string(r)
                                      : std::string(key_bytes(r));
       std::string v = bytes ? std::string(r % 50, char('a' + i % 26)) : std::string(value_bytes(i));
-      const bool had = ref.count(k) != 0;
-      switch (rng_() % 5) {  // 2 inserts, 1 update, 2 removes: nodes split and merge
-        case 0:
-        case 1:
-          ASSERT_EQ(idx->insert(k, v), !had);
-          ref.emplace(k, v);
-          break;
-        case 2:
-          ASSERT_EQ(idx->update(k, v), had);
-          if (had) ref[k] = v;
-          break;
-        default:
-          ASSERT_EQ(idx->remove(k), had);
-          ref.erase(k);
-      }
+      ASSERT_NO_FATAL_FAILURE(random_write(*idx, ref, k, v, unsigned(rng_() % 5), 2));  // 2 inserts, 1 update, 2 removes: nodes split and merge
       if (i % 5000 == 0) expect_same(*idx, ref, "during");
     }
     expect_same(*idx, ref, "random");
     EXPECT_GT(extra(*idx, "splits"), 10);
     EXPECT_GT(extra(*idx, "merges"), 10);
-    idx->close();
-    idx = reopen();
-    expect_same(*idx, ref, "clean reopen");
-    idx->abandon();
-    idx = reopen();
-    expect_same(*idx, ref, "dirty reopen");
+    expect_same_after_reopens(idx, ref);
   }
 }
 

@@ -140,32 +140,12 @@ TEST_F(Pmasstree, RandomAgainstOracle) {
       uint64_t r = rng_() % 3000;
       std::string k = bytes ? shared_key(r) : std::string(key_bytes(r * 0x9E3779B97F4A7C15ull));
       std::string v = bytes ? std::string(r % 50, char('a' + i % 26)) : std::string(value_bytes(i));
-      const bool had = ref.count(k) != 0;
-      switch (rng_() % 5) {
-        case 0:
-        case 1:
-        case 2:
-          ASSERT_EQ(idx->insert(k, v), !had);
-          ref.emplace(k, v);
-          break;
-        case 3:
-          ASSERT_EQ(idx->update(k, v), had);
-          if (had) ref[k] = v;
-          break;
-        default:
-          ASSERT_EQ(idx->remove(k), had);
-          ref.erase(k);
-      }
+      ASSERT_NO_FATAL_FAILURE(random_write(*idx, ref, k, v, unsigned(rng_() % 5), 3));
       if (i % 5000 == 0) expect_same(*idx, ref, "during");
     }
     expect_same(*idx, ref, "random");
     EXPECT_GT(extra(*idx, "inner_nodes"), 1);
-    idx->close();
-    idx = reopen();
-    expect_same(*idx, ref, "clean reopen");
-    idx->abandon();
-    idx = reopen();
-    expect_same(*idx, ref, "dirty reopen");
+    expect_same_after_reopens(idx, ref);
   }
 }
 

@@ -342,13 +342,7 @@ TEST_F(utree_test, RandomAgainstOracle) {
     }
     expect_same(*idx, ref, "random");
     EXPECT_GT(extra(*idx, "splits"), 10);
-    idx->close();
-    idx = reopen();
-    expect_same(*idx, ref, "clean reopen");
-    idx->abandon();
-    idx = reopen();
-    expect_no_leak(*idx);
-    expect_same(*idx, ref, "dirty reopen");
+    expect_same_after_reopens(idx, ref, /*leak_check=*/true);
   }
 }
 
