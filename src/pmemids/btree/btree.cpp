@@ -23,11 +23,14 @@ tree::tree(pm::pool& p, open_kind k, const index_config& c) : p_(p), mut_(c) {
       r.slot = slot;
       r.kind = u64_ ? 0 : 1;
     });
-    return;
+  } else {
+    root_ = common::attach_root<root_block>(p, k_root_magic, "btree");
+    if (root_->slot != slot || root_->kind != (u64_ ? 0u : 1u) || !p.valid_block(root_->tree, node_bytes_))
+      throw error(errc::corrupt, "btree: the root block does not match the pool's parameters");
   }
-  root_ = common::attach_root<root_block>(p, k_root_magic, "btree");
-  if (root_->slot != slot || root_->kind != (u64_ ? 0u : 1u) || !p.valid_block(root_->tree, node_bytes_))
-    throw error(errc::corrupt, "btree: the root block does not match the pool's parameters");
+  // Copy-on-write removes allocate before they free: a full pool keeps
+  // blocks back for them (tx removes change nodes in place).
+  if (!tx()) p_.keep_for_removes(node_bytes_, k_remove_reserve);
 }
 
 uint64_t tree::new_node(bool leaf) {
@@ -68,9 +71,9 @@ void tree::write_rec(char* r, key k, const char* v, uint32_t n) const {
 
 // Persist mode: the new nodes durable, then the one 8-byte store that
 // links them (the parent's child word, or the root word).
-void tree::publish(uint64_t* slot, uint64_t off, std::initializer_list<uint64_t> fresh) {
+void tree::publish(uint64_t* slot, uint64_t off, const uint64_t* fresh, size_t n) {
   if (mut_.on(mutant::publish_before_flush)) p_.store_persist(slot, off);
-  for (uint64_t f : fresh) p_.flush(node_at(f), sizeof(node) + node_at(f)->n * rec_);
+  for (size_t j = 0; j < n; ++j) p_.flush(node_at(fresh[j]), sizeof(node) + node_at(fresh[j])->n * rec_);
   p_.fence();
   if (!mut_.on(mutant::publish_before_flush)) p_.store_persist(slot, off);
 }
@@ -250,15 +253,6 @@ bool tree::update(key k, const char* v, uint32_t n) {
   write_rec(rec_at(y, pl.i), k, v, n);
   publish(pl.slot, yo, {yo});
   p_.free(old);
-  return true;
-}
-
-bool tree::remove(key k) {
-  place pl = locate(k);
-  if (!pl.x) return false;
-  uint64_t& m = meta_at(pl.x, pl.i);
-  if (!meta_live(m)) return false;
-  p_.store_persist(&m, m & ~k_live);
   return true;
 }
 

@@ -13,9 +13,10 @@
 // Root block: magic, tree (offset of the root node; the word that commits a
 // new root), value slot, key kind.
 //
-// Remove marks the record dead (meta word, one 8-byte store); a later insert
-// of the key revives it. Nodes never shrink (the study's B-tree had no delete):
-// every non-root node keeps >= 8 records, dead ones included.
+// Remove is the CLRS delete (remove.cpp): rotations and merges keep every
+// non-root node at >= 8 records; an emptied internal root gives way to its
+// one child. (Pools written before removes merged may hold dead records,
+// meta word not live: readers skip them, an insert of the key revives one.)
 //
 // Crash consistency, flushes (F, in lines) and fences per operation:
 //   persist: out of place. An insert copies its leaf with the record added
@@ -31,9 +32,15 @@
 //     range and the child's header and allocates the right half in the
 //     transaction. keys=bytes update: one logged record. keys=u64 update
 //     stays an 8-byte store.
-//   both: remove is one 8-byte store (F 1, 1 fence); reviving a dead record
-//     writes its (dead) value slot, persists it, then stores the meta word (2
-//     fences).
+//   remove, persist: a path copy from the commit node (the highest node
+//     it changes) down to the leaf, plus a sibling per rotation, flushed,
+//     one fence, one 8-byte store (flush, fence) of the commit node's slot:
+//     2 fences; a remove from a leaf that can spare a record copies the leaf
+//     alone (F = node lines + 1). Full pools: k_remove_reserve blocks kept.
+//   remove, tx: in place; each node changed is saved whole (its used bytes)
+//     once, 1 fence each, then commit (2 fences): a leaf remove is 3 fences.
+//   both: reviving a dead record (old pools) writes its value slot,
+//     persists it, then stores the meta word (2 fences).
 // Recovery: nothing to repair (tx: the pool rolled the log back before);
 // tracing reclaims blocks a crash left unlinked.
 #pragma once
@@ -49,11 +56,16 @@
 
 namespace pmindex::pmemids::btree {
 
-enum class mutant : unsigned { none, publish_before_flush, tx_unlogged_shift };
+enum class mutant : unsigned { none, publish_before_flush, tx_unlogged_shift, tx_unlogged_merge };
 
 inline constexpr uint32_t k_t = 9;               // minimum degree
 inline constexpr uint32_t k_max = 2 * k_t - 1;   // records a node
 inline constexpr uint64_t k_root_magic = 0x45455254425f4950;  // "PI_BTREE"
+// Nodes one copy-on-write remove may allocate before it frees any: the
+// commit node and, per level below it, the child and one sibling (a tree
+// of a 2^40-byte pool is at most 13 levels deep: internal nodes other than
+// the root have >= 9 children).
+inline constexpr uint32_t k_remove_reserve = 32;
 
 struct node {
   uint32_t n;
@@ -121,7 +133,15 @@ class tree {
   void split_root();
   void split_child_tx(pm::transaction& tx, node* x, uint32_t i);
   void insert_leaf(uint64_t* slot, uint32_t i, key k, const char* v, uint32_t n);
-  void publish(uint64_t* slot, uint64_t off, std::initializer_list<uint64_t> fresh);
+  void publish(uint64_t* slot, uint64_t off, const uint64_t* fresh, size_t n);
+  void publish(uint64_t* slot, uint64_t off, std::initializer_list<uint64_t> fresh) {
+    publish(slot, off, fresh.begin(), fresh.size());
+  }
+  // remove.cpp: CLRS delete through an editor (persist: path copy; tx: log).
+  struct edit;
+  void erase(edit& ed, node* x, key k);
+  uint32_t fill(edit& ed, node* x, uint32_t i);
+  node* merge(edit& ed, node* x, uint32_t i);
   bool tx() const noexcept { return p_.pm_mode() == pm::mode::tx; }
   template <class F>
   bool walk(node* x, key from, F& f) const {

@@ -26,6 +26,9 @@ index_entry make_entry() {
        "a completed operation was lost|check\\(\\) after recovery|recovery failed|never inserted"},
       {"tx_unlogged_shift", "tx: a leaf insert shifts records it did not save in the undo log", "crashtest",
        crash + " --mode tx", "a completed operation was lost|check\\(\\) after recovery|recovery failed|never inserted"},
+      {"tx_unlogged_merge", "tx: a remove merges two nodes into one it did not save in the undo log", "crashtest",
+       "--mode tx --exhaustive --ops 200 --keys 60 --seed 5 --max-violations 1",
+       "a completed operation was lost|check\\(\\) after recovery|recovery failed|never inserted"},
   };
   e.tests = test_profile{};
   const std::string tx = "crashtest --index btree --mode tx ";
@@ -35,6 +38,10 @@ index_entry make_entry() {
       // Exhaustive over histories that split nodes (and the root) in both modes.
       {"exhaustive_splits", "crashtest --index btree --exhaustive --ops 90 --keys 60 --seed 5", "", ""},
       {"tx_exhaustive_splits", tx + "--exhaustive --ops 90 --keys 60 --seed 5", "", ""},
+      // Exhaustive over histories that fill 60 keys, then empty them
+      // (rotations, merges, internal keys replaced, the root shrinking).
+      {"exhaustive_removes", "crashtest --index btree --exhaustive --ops 200 --keys 60 --seed 5", "", ""},
+      {"tx_exhaustive_removes", tx + "--exhaustive --ops 200 --keys 60 --seed 5", "", ""},
       {"tx_bytes", "crashtest --index btree --mode tx --params keys=bytes --dataset u64-bytes --value-size 100 "
                    "--images 1500 --ops 1500 --seed 7",
        "", ""},
