@@ -179,7 +179,7 @@ TEST_P(PmemidsOrdered, RemoveAllThenRefill) {
 
 std::vector<param> params() {
   std::vector<param> v;
-  for (const char* i : {"btree", "skiplist", "bplustree"})
+  for (const char* i : {"btree", "skiplist", "bplustree", "rbtree"})
     for (bool bytes : {false, true})
       for (pm::mode m : {pm::mode::dram, pm::mode::persist, pm::mode::tx}) v.push_back({i, m, bytes});
   return v;
