@@ -9,22 +9,25 @@
 
 namespace pmindex::pmemids::btree {
 
-tree::tree(pm::pool& p, open_kind k, const index_config& c) : p_(p), mut_(c) {
+tree::tree(pm::pool& p, open_kind k, const index_config& c, bool by_ref) : p_(p), by_ref_(by_ref), mut_(c) {
   u64_ = c.keys() == key_kind::u64;
-  max_value_ = u64_ ? 8 : static_cast<uint32_t>(c.u64("value"));
-  const uint32_t slot = value_slot(c);
+  // btree-ref: an 8-byte slot (the value block's offset), values of any
+  // length up to k_max_ref_value.
+  max_value_ = u64_ ? 8 : by_ref ? k_max_ref_value : static_cast<uint32_t>(c.u64("value"));
+  const uint32_t slot = by_ref ? 8 : value_slot(c);
+  const uint64_t magic = by_ref ? k_root_magic_ref : k_root_magic;
   kw_ = u64_ ? 8 : 16;
   rec_ = kw_ + 8 + slot;
   node_bytes_ = sizeof(node) + k_max * rec_;
   if (k == open_kind::created) {
-    root_ = common::create_root<root_block>(p, k_root_magic, [&](root_block& r) {
+    root_ = common::create_root<root_block>(p, magic, [&](root_block& r) {
       r.tree = new_node(true);
       p_.persist(node_at(r.tree), sizeof(node));
       r.slot = slot;
       r.kind = u64_ ? 0 : 1;
     });
   } else {
-    root_ = common::attach_root<root_block>(p, k_root_magic, "btree");
+    root_ = common::attach_root<root_block>(p, magic, by_ref ? "btree-ref" : "btree");
     if (root_->slot != slot || root_->kind != (u64_ ? 0u : 1u) || !p.valid_block(root_->tree, node_bytes_))
       throw error(errc::corrupt, "btree: the root block does not match the pool's parameters");
   }
@@ -55,18 +58,33 @@ tree::place tree::locate(key k) const {
 const char* tree::find(key k, uint32_t* n) const {
   place pl = locate(k);
   if (!pl.x) return nullptr;
-  uint64_t m = meta_at(pl.x, pl.i);
-  if (!meta_live(m)) return nullptr;
-  *n = meta_vlen(m);
-  return value_at(pl.x, pl.i);
+  if (!meta_live(meta_at(pl.x, pl.i))) return nullptr;
+  return value_of(pl.x, pl.i, n);
 }
 
-void tree::write_rec(char* r, key k, const char* v, uint32_t n) const {
+void tree::write_rec(char* r, key k, const char* v, uint32_t n, uint64_t ref) const {
   auto* w = reinterpret_cast<uint64_t*>(r);
   w[0] = k.w;
   if (kw_ == 16) w[1] = k.w1;
+  if (by_ref_) {  // the length is the block's
+    w[kw_ / 8] = make_meta(k.len, 0);
+    w[kw_ / 8 + 1] = ref;
+    return;
+  }
   w[kw_ / 8] = make_meta(k.len, n);
   if (n) std::memcpy(r + kw_ + 8, v, n);
+}
+
+// btree-ref: a value block, flushed (persist; the caller's fence makes it
+// durable before the store that links it) or allocated in the transaction.
+uint64_t tree::new_value(pm::transaction* tx, const char* v, uint32_t n) {
+  const bool outside = mut_.on(mutant::tx_value_outside);
+  const uint64_t b = tx && !outside ? tx->alloc(8 + n) : p_.alloc_or_throw(8 + n);
+  char* d = p_.ptr<char>(b);
+  *reinterpret_cast<uint64_t*>(d) = n;
+  if (n) std::memcpy(d + 8, v, n);
+  if (!tx && !mut_.on(mutant::value_not_flushed)) p_.flush(d, 8 + n);
+  return b;
 }
 
 // Persist mode: the new nodes durable, then the one 8-byte store that
@@ -135,12 +153,18 @@ void tree::split_root() {
 void tree::insert_leaf(uint64_t* slot, uint32_t i, key k, const char* v, uint32_t n) {
   const uint64_t old = *slot;
   node* x = node_at(old);
+  const uint64_t ref = by_ref_ ? new_value(nullptr, v, n) : 0;
   uint64_t yo;
-  new_nodes(&yo, 1, true);
+  try {
+    new_nodes(&yo, 1, true);
+  } catch (const error&) {
+    if (ref) p_.free(ref);
+    throw;
+  }
   node* y = node_at(yo);
   y->n = x->n + 1;
   std::memcpy(rec_at(y, 0), rec_at(x, 0), i * rec_);
-  write_rec(rec_at(y, i), k, v, n);
+  write_rec(rec_at(y, i), k, v, n, ref);
   std::memcpy(rec_at(y, i + 1), rec_at(x, i), (x->n - i) * rec_);
   publish(slot, yo, {yo});
   p_.free(old);
@@ -172,6 +196,7 @@ bool tree::insert(key k, const char* v, uint32_t n) {
   if (place pl = locate(k); pl.x) {
     uint64_t& m = meta_at(pl.x, pl.i);
     if (meta_live(m)) return false;
+    if (by_ref_) throw error(errc::corrupt, "btree-ref: a dead record (btree-ref never writes one)");
     // A dead record: its value slot is invisible until the meta word says live.
     if (n) {
       std::memcpy(value_at(pl.x, pl.i), v, n);
@@ -215,7 +240,7 @@ bool tree::insert(key k, const char* v, uint32_t n) {
       tx.snapshot(x, 8);
       if (!mut_.on(mutant::tx_unlogged_shift)) tx.snapshot(rec_at(x, i), (x->n - i + 1) * rec_);
       std::memmove(rec_at(x, i + 1), rec_at(x, i), (x->n - i) * rec_);
-      write_rec(rec_at(x, i), k, v, n);
+      write_rec(rec_at(x, i), k, v, n, by_ref_ ? new_value(&tx, v, n) : 0);
       x->n += 1;
       tx.commit();
       return true;
@@ -231,6 +256,22 @@ bool tree::insert(key k, const char* v, uint32_t n) {
 bool tree::update(key k, const char* v, uint32_t n) {
   place pl = locate(k);
   if (!pl.x || !meta_live(meta_at(pl.x, pl.i))) return false;
+  if (by_ref_) {  // a new block, then one store of the slot
+    uint64_t& slot = ref_at(pl.x, pl.i);
+    const uint64_t old = slot;
+    if (tx()) {
+      pm::transaction tx(p_);
+      tx.set(&slot, new_value(&tx, v, n));
+      tx.free(old);
+      tx.commit();
+      return true;
+    }
+    const uint64_t b = new_value(nullptr, v, n);
+    p_.fence();
+    p_.store_persist(&slot, b);
+    p_.free(old);
+    return true;
+  }
   if (u64_) {  // one word: failure-atomic as it is
     uint64_t w;
     std::memcpy(&w, v, 8);
@@ -269,12 +310,14 @@ std::string tree::check_node(uint64_t off, int depth, int& leaf_depth, const key
   for (uint32_t i = 0; i < x->n; ++i) {
     key k = key_at(x, i);
     uint64_t m = meta_at(x, i);
-    if (k.len > k_max_key || (u64_ && k.len != 8) || meta_vlen(m) > max_value_ || (u64_ && meta_vlen(m) != 8))
+    if (k.len > k_max_key || (u64_ && k.len != 8) || meta_vlen(m) > max_value_ ||
+        (u64_ && !by_ref_ && meta_vlen(m) != 8))
       return "record with key length " + std::to_string(k.len) + ", value length " + std::to_string(meta_vlen(m));
     if (!u64_ && !key_canonical(k)) return "key with bytes past its length";
     if ((i > 0 && !(key_at(x, i - 1) < k)) || (lo && !(*lo < k)) || (hi && !(k < *hi)))
       return "keys out of order in a node";
     live += meta_live(m);
+    if (auto why = check_value(x, i); !why.empty()) return why;
   }
   if (x->leaf) {
     if (leaf_depth < 0) leaf_depth = depth;
@@ -287,6 +330,18 @@ std::string tree::check_node(uint64_t off, int depth, int& leaf_depth, const key
     auto why = check_node(x->child[i], depth + 1, leaf_depth, i > 0 ? &a : lo, i < x->n ? &b : hi, live);
     if (!why.empty()) return why;
   }
+  return "";
+}
+
+// btree-ref: a live record naming a valid value block.
+std::string tree::check_value(node* x, uint32_t i) {
+  if (!by_ref_) return "";
+  const uint64_t b = ref_at(x, i);
+  if (!meta_live(meta_at(x, i)) || meta_vlen(meta_at(x, i))) return "a dead record or a length in the meta word";
+  if (!p_.valid_block(b, 8)) return "value block offset " + std::to_string(b) + " outside the heap";
+  const uint64_t n = *p_.ptr<uint64_t>(b);
+  if (n > max_value_ || (u64_ && n != 8) || !p_.valid_block(b, 8 + n))
+    return "value block of " + std::to_string(n) + " bytes";
   return "";
 }
 
@@ -308,6 +363,10 @@ void tree::trace(pm::pool::trace_sink& s) {
       throw error(errc::corrupt, "btree: a damaged node during recovery");
     s.add(off, node_bytes_);
     node* x = node_at(off);
+    for (uint32_t i = 0; by_ref_ && i < x->n; ++i) {
+      if (auto why = check_value(x, i); !why.empty()) throw error(errc::corrupt, "btree-ref: " + why + " during recovery");
+      s.add(ref_at(x, i), 8 + *p_.ptr<uint64_t>(ref_at(x, i)));
+    }
     if (!x->leaf)
       for (uint32_t i = 0; i <= x->n; ++i) todo.push_back({x->child[i], depth + 1});
   }

@@ -41,6 +41,19 @@
 //     once, 1 fence each, then commit (2 fences): a leaf remove is 3 fences.
 //   both: reviving a dead record (old pools) writes its value slot,
 //     persists it, then stores the meta word (2 fences).
+// btree-ref (the same code, by_ref): the study's B-tree with values
+// referenced by pointer. A record's value slot is the offset of a value
+// block of its own (8-byte length, then the bytes; any length up to 1 MiB
+// with keys=bytes), so nodes stay small (24 bytes a record) whatever the
+// values. The block is written and flushed before the fence that precedes
+// the store linking it (insert: the leaf copy's publish; update: the slot),
+// and freed with its record (remove) or when replaced (update).
+//   persist: insert as btree + the block's lines (same 2 fences); update:
+//     a new block, fence, one 8-byte store of the slot (F = block lines +
+//     1, 2 fences); remove as btree, the block freed after the commit.
+//   tx: insert as btree (the block allocated in the transaction); update:
+//     the slot saved, the block allocated in the transaction, commit: 3
+//     fences; remove as btree, the block freed at commit.
 // Recovery: nothing to repair (tx: the pool rolled the log back before);
 // tracing reclaims blocks a crash left unlinked.
 #pragma once
@@ -56,16 +69,26 @@
 
 namespace pmindex::pmemids::btree {
 
-enum class mutant : unsigned { none, publish_before_flush, tx_unlogged_shift, tx_unlogged_merge };
+// Entry order: btree lists the first three, btree-ref all five.
+enum class mutant : unsigned {
+  none,
+  publish_before_flush,
+  tx_unlogged_shift,
+  tx_unlogged_merge,
+  value_not_flushed,
+  tx_value_outside,
+};
 
 inline constexpr uint32_t k_t = 9;               // minimum degree
 inline constexpr uint32_t k_max = 2 * k_t - 1;   // records a node
-inline constexpr uint64_t k_root_magic = 0x45455254425f4950;  // "PI_BTREE"
+inline constexpr uint64_t k_root_magic = 0x45455254425f4950;      // "PI_BTREE"
+inline constexpr uint64_t k_root_magic_ref = 0x46455254425f4950;  // "PI_BTREF"
 // Nodes one copy-on-write remove may allocate before it frees any: the
 // commit node and, per level below it, the child and one sibling (a tree
 // of a 2^40-byte pool is at most 13 levels deep: internal nodes other than
 // the root have >= 9 children).
 inline constexpr uint32_t k_remove_reserve = 32;
+inline constexpr uint32_t k_max_ref_value = 1 << 20;  // btree-ref, keys=bytes
 
 struct node {
   uint32_t n;
@@ -83,7 +106,8 @@ struct root_block {
 
 class tree {
  public:
-  tree(pm::pool& p, open_kind k, const index_config& c);
+  // by_ref: btree-ref (values in blocks of their own; see below).
+  tree(pm::pool& p, open_kind k, const index_config& c, bool by_ref = false);
   bool insert(key k, const char* v, uint32_t n);
   bool update(key k, const char* v, uint32_t n);
   bool remove(key k);
@@ -113,6 +137,17 @@ class tree {
   }
   uint64_t& meta_at(node* x, uint32_t i) const { return reinterpret_cast<uint64_t*>(rec_at(x, i))[kw_ / 8]; }
   char* value_at(node* x, uint32_t i) const { return rec_at(x, i) + kw_ + 8; }
+  // btree-ref: the record's value slot is the offset of its value block
+  // (uint64_t length, then the bytes).
+  uint64_t& ref_at(node* x, uint32_t i) const { return *reinterpret_cast<uint64_t*>(value_at(x, i)); }
+  const char* value_of(node* x, uint32_t i, uint32_t* n) const {
+    if (!by_ref_) return *n = meta_vlen(meta_at(x, i)), value_at(x, i);
+    const char* b = p_.ptr<char>(ref_at(x, i));
+    *n = static_cast<uint32_t>(*reinterpret_cast<const uint64_t*>(b));
+    return b + 8;
+  }
+  uint64_t new_value(pm::transaction* tx, const char* v, uint32_t n);
+  std::string check_value(node* x, uint32_t i);
   // First i with key(i) >= k (linear, as in the study).
   uint32_t position(node* x, key k) const {
     uint32_t i = 0;
@@ -126,7 +161,7 @@ class tree {
     uint64_t* slot = nullptr;
   };
   place locate(key k) const;
-  void write_rec(char* r, key k, const char* v, uint32_t n) const;
+  void write_rec(char* r, key k, const char* v, uint32_t n, uint64_t ref = 0) const;
   uint64_t new_node(bool leaf);
   void new_nodes(uint64_t* out, int n, bool leaf);
   void split_child(uint64_t* xslot, node* x, uint32_t i);
@@ -148,8 +183,11 @@ class tree {
     uint32_t i = position(x, from);
     for (uint32_t j = i; j < x->n; ++j) {
       if (!x->leaf && !walk(node_at(x->child[j]), from, f)) return false;
-      uint64_t m = meta_at(x, j);
-      if (meta_live(m) && !f(key_at(x, j), static_cast<const char*>(value_at(x, j)), meta_vlen(m))) return false;
+      uint32_t n;
+      if (meta_live(meta_at(x, j))) {
+        const char* v = value_of(x, j, &n);
+        if (!f(key_at(x, j), v, n)) return false;
+      }
     }
     return x->leaf || walk(node_at(x->child[x->n]), from, f);
   }
@@ -158,7 +196,7 @@ class tree {
   pm::pool& p_;
   root_block* root_ = nullptr;
   uint32_t kw_ = 8, rec_ = 0, node_bytes_ = 0, max_value_ = 0;
-  bool u64_ = true;
+  bool u64_ = true, by_ref_ = false;
   common::mutant_switch<mutant> mut_;
 };
 

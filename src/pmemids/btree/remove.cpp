@@ -169,6 +169,9 @@ node* tree::merge(edit& ed, node* x, uint32_t i) {
 bool tree::remove(key k) {
   place pl = locate(k);
   if (!pl.x || !meta_live(meta_at(pl.x, pl.i))) return false;
+  // btree-ref: k's value block, freed with the record (a neighbour record
+  // that moves up into k's place keeps its own).
+  const uint64_t value = by_ref_ ? ref_at(pl.x, pl.i) : 0;
   // The commit node (see above). k is present, so the walk stops at its
   // node at the latest.
   uint64_t* slot = &root_->tree;
@@ -187,6 +190,7 @@ bool tree::remove(key k) {
       tx.set(slot, top->child[0]);
       tx.free(p_.off(top));
     }
+    if (value) tx.free(value);
     tx.commit();
     return true;
   }
@@ -202,6 +206,7 @@ bool tree::remove(key k) {
   }
   publish(slot, to, ed.fresh.data(), ed.fresh.size());
   for (uint64_t o : ed.old) p_.free(o);
+  if (value) p_.free(value);
   return true;
 }
 
