@@ -6,7 +6,6 @@
 #include <bit>
 #include <cstring>
 
-#include "common/root_block.hpp"
 
 namespace pmindex::pmemids::bplustree {
 
@@ -19,19 +18,13 @@ tree::tree(pm::pool& p, open_kind k, const index_config& c) : p_(p), mut_(c) {
   rec_ = kw_ + 8 + slot;
   leaf_bytes_ = sizeof(head) + k_leaf * rec_;
   inner_bytes_ = sizeof(head) + k_inner * ik_ + (k_inner + 1) * 8;
-  if (k == open_kind::created) {
-    root_ = common::create_root<root_block>(p, k_root_magic, [&](root_block& r) {
-      writer w{*this, nullptr};
-      r.tree = w.fresh_node(true);
-      p_.persist(at(r.tree), sizeof(head));
-      r.slot = slot;
-      r.kind = u64_ ? 0 : 1;
-    });
-    return;
-  }
-  root_ = common::attach_root<root_block>(p, k_root_magic, "bplustree");
-  if (root_->slot != slot || root_->kind != (u64_ ? 0u : 1u) || !p.valid_block(root_->tree, sizeof(head)) ||
-      at(root_->tree)->leaf > 1 || !p.valid_block(root_->tree, node_size(at(root_->tree)->leaf)))
+  root_ = open_root(p, k, k_root_magic, "bplustree", slot, u64_, [&](root_block& r) {
+    writer w{*this, nullptr};
+    r.tree = w.fresh_node(true);
+    p_.persist(at(r.tree), sizeof(head));
+  });
+  if (!p.valid_block(root_->tree, sizeof(head)) || at(root_->tree)->leaf > 1 ||
+      !p.valid_block(root_->tree, node_size(at(root_->tree)->leaf)))
     throw error(errc::corrupt, "bplustree: the root block does not match the pool's parameters");
 }
 
@@ -191,19 +184,7 @@ bool tree::update(key k, const char* v, uint32_t n) {
   place pl = locate(k);
   if (pl.i == k_leaf) return false;
   const uint64_t x = pl.leaf;
-  if (u64_) {  // one word: failure-atomic as it is
-    uint64_t word;
-    std::memcpy(&word, v, 8);
-    p_.store_persist(reinterpret_cast<uint64_t*>(rec_value(x, pl.i)), word);
-    return true;
-  }
-  if (tx()) {
-    pm::transaction t(p_);
-    t.snapshot(&rec_meta(x, pl.i), 8 + std::max(n, meta_vlen(rec_meta(x, pl.i))));
-    write_rec(x, pl.i, k, v, n);
-    t.commit();
-    return true;
-  }
+  if (update_in_place(p_, &rec_meta(x, pl.i), k.len, v, n, u64_)) return true;
   uint64_t& bm = at(x)->bitmap;
   if (bm != k_full) {  // the new record beside the old, one store swaps them
     const uint32_t j = static_cast<uint32_t>(std::countr_one(bm));
@@ -315,10 +296,7 @@ index_stats tree::stats() {
     ++inner;
     for (uint32_t i = 0; i <= at(x)->n; ++i) todo.push_back({child(x)[i], d + 1});
   }
-  auto u = p_.usage();
-  st.pm_bytes_used = u.used_bytes;
-  st.pm_bytes_reserved = u.reserved_bytes;
-  st.dram_bytes = u.dram_bytes;
+  add_pool_usage(st, p_);
   st.extra = {{"leaves", double(leaves)}, {"inner_nodes", double(inner)}, {"depth", double(depth)}};
   return st;
 }

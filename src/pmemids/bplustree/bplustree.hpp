@@ -52,6 +52,7 @@
 
 #include "common/mutant.hpp"
 #include "pmemids/detail/front.hpp"
+#include "pmemids/detail/root.hpp"
 #include "pmindex/pm/pool.hpp"
 #include "pmindex/pm/tx.hpp"
 #include "pmindex/registry.hpp"
@@ -71,13 +72,6 @@ struct head {
   uint64_t bitmap;
 };
 static_assert(sizeof(head) == 16);
-
-struct root_block {
-  uint64_t magic;
-  uint64_t tree;
-  uint64_t slot;
-  uint64_t kind;
-};
 
 class tree {
  public:

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <vector>
 
-#include "common/root_block.hpp"
 
 namespace pmindex::pmemids::btree {
 
@@ -19,18 +18,11 @@ tree::tree(pm::pool& p, open_kind k, const index_config& c, bool by_ref) : p_(p)
   kw_ = u64_ ? 8 : 16;
   rec_ = kw_ + 8 + slot;
   node_bytes_ = sizeof(node) + k_max * rec_;
-  if (k == open_kind::created) {
-    root_ = common::create_root<root_block>(p, magic, [&](root_block& r) {
-      r.tree = new_node(true);
-      p_.persist(node_at(r.tree), sizeof(node));
-      r.slot = slot;
-      r.kind = u64_ ? 0 : 1;
-    });
-  } else {
-    root_ = common::attach_root<root_block>(p, magic, by_ref ? "btree-ref" : "btree");
-    if (root_->slot != slot || root_->kind != (u64_ ? 0u : 1u) || !p.valid_block(root_->tree, node_bytes_))
-      throw error(errc::corrupt, "btree: the root block does not match the pool's parameters");
-  }
+  root_ = open_root(p, k, magic, by_ref ? "btree-ref" : "btree", slot, u64_, [&](root_block& r) {
+    r.tree = new_node(true);
+    p_.persist(node_at(r.tree), sizeof(node));
+  });
+  if (!p.valid_block(root_->tree, node_bytes_)) throw error(errc::corrupt, "btree: the root node is outside the heap");
   // Copy-on-write removes allocate before they free: a full pool keeps
   // blocks back for them (tx removes change nodes in place).
   if (!tx()) p_.keep_for_removes(node_bytes_, k_remove_reserve);
@@ -272,20 +264,7 @@ bool tree::update(key k, const char* v, uint32_t n) {
     p_.free(old);
     return true;
   }
-  if (u64_) {  // one word: failure-atomic as it is
-    uint64_t w;
-    std::memcpy(&w, v, 8);
-    p_.store_persist(reinterpret_cast<uint64_t*>(value_at(pl.x, pl.i)), w);
-    return true;
-  }
-  if (tx()) {
-    pm::transaction tx(p_);
-    tx.snapshot(&meta_at(pl.x, pl.i), 8 + std::max(n, meta_vlen(meta_at(pl.x, pl.i))));
-    if (n) std::memcpy(value_at(pl.x, pl.i), v, n);
-    meta_at(pl.x, pl.i) = make_meta(k.len, n);
-    tx.commit();
-    return true;
-  }
+  if (update_in_place(p_, &meta_at(pl.x, pl.i), k.len, v, n, u64_)) return true;
   const uint64_t old = *pl.slot;
   uint64_t yo;
   new_nodes(&yo, 1, pl.x->leaf);
@@ -385,10 +364,7 @@ index_stats tree::stats() {
     if (!x->leaf)
       for (uint32_t i = 0; i <= x->n; ++i) todo.push_back({node_at(x->child[i]), d + 1});
   }
-  auto u = p_.usage();
-  st.pm_bytes_used = u.used_bytes;
-  st.pm_bytes_reserved = u.reserved_bytes;
-  st.dram_bytes = u.dram_bytes;
+  add_pool_usage(st, p_);
   st.extra = {{"nodes", double(nodes)}, {"depth", double(depth)}, {"node_bytes", double(node_bytes_)}};
   return st;
 }

@@ -60,9 +60,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/mutant.hpp"
 #include "pmemids/detail/front.hpp"
+#include "pmemids/detail/root.hpp"
 #include "pmindex/pm/pool.hpp"
 #include "pmindex/pm/tx.hpp"
 #include "pmindex/registry.hpp"
@@ -97,12 +99,9 @@ struct node {
 };
 static_assert(sizeof(node) == 152);
 
-struct root_block {
-  uint64_t magic;
-  uint64_t tree;
-  uint64_t slot;
-  uint64_t kind;
-};
+// btree's mutants in entry order (btree/entry.cpp); btree-ref lists them
+// and its own two.
+std::vector<mutant_spec> btree_mutants();
 
 class tree {
  public:

@@ -12,6 +12,7 @@
 //   bit 63 live | bits 32..39 key length | bits 0..31 value length
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "pmindex/pm/tx.hpp"
 
 namespace pmindex::pmemids {
 
@@ -64,6 +66,28 @@ inline uint64_t make_meta(uint32_t klen, uint32_t vlen) { return k_live | uint64
 inline bool meta_live(uint64_t m) { return m & k_live; }
 inline uint32_t meta_klen(uint64_t m) { return static_cast<uint32_t>(m >> 32) & 0xff; }
 inline uint32_t meta_vlen(uint64_t m) { return static_cast<uint32_t>(m); }
+
+// An update in place of a record whose value slot follows its meta word:
+// keys=u64, one 8-byte store of the value (failure-atomic as it is); tx,
+// the meta word and the value saved in the undo log and rewritten. Returns
+// false when neither applies (persist, keys=bytes: the caller updates out
+// of place).
+inline bool update_in_place(pm::pool& p, uint64_t* meta, uint32_t klen, const char* v, uint32_t n, bool u64) {
+  char* value = reinterpret_cast<char*>(meta + 1);
+  if (u64) {
+    uint64_t w;
+    std::memcpy(&w, v, 8);
+    p.store_persist(reinterpret_cast<uint64_t*>(value), w);
+    return true;
+  }
+  if (p.pm_mode() != pm::mode::tx) return false;
+  pm::transaction tx(p);
+  tx.snapshot(meta, 8 + std::max(n, meta_vlen(*meta)));
+  *meta = make_meta(klen, n);
+  if (n) std::memcpy(value, v, n);
+  tx.commit();
+  return true;
+}
 
 // The value slot of keys=bytes from the `value` parameter.
 inline uint32_t value_slot(const index_config& c) {

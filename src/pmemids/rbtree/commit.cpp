@@ -185,10 +185,7 @@ index_stats tree::stats() {
     for (int c = 0; c < 2; ++c)
       if (hdr(x)[c]) todo.push_back({hdr(x)[c], d + 1});
   }
-  auto u = p_.usage();
-  st.pm_bytes_used = u.used_bytes;
-  st.pm_bytes_reserved = u.reserved_bytes;
-  st.dram_bytes = u.dram_bytes;
+  add_pool_usage(st, p_);
   st.extra = {{"depth", double(depth)}, {"node_bytes", double(node_bytes_)}};
   return st;
 }

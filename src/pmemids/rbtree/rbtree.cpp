@@ -20,17 +20,9 @@ tree::tree(pm::pool& p, open_kind k, const index_config& c) : p_(p), mut_(c) {
   kw_ = u64_ ? 8 : 16;
   node_bytes_ = 32 + kw_ + slot_;
   w_ = std::make_unique<work>(work{*this});
-  if (k == open_kind::created) {
-    root_ = common::create_root<root_block>(p, k_root_magic, [&](root_block& r) {
-      r.slot = slot_;
-      r.kind = u64_ ? 0 : 1;
-    });
-  } else {
-    root_ = common::attach_root<root_block>(p, k_root_magic, "rbtree");
-    if (root_->slot != slot_ || root_->kind != (u64_ ? 0u : 1u) ||
-        (root_->tree && !p.valid_block(root_->tree, node_bytes_)))
-      throw error(errc::corrupt, "rbtree: the root block does not match the pool's parameters");
-  }
+  root_ = open_root(p, k, k_root_magic, "rbtree", slot_, u64_, [](root_block&) {});  // an empty tree: 0
+  if (root_->tree && !p.valid_block(root_->tree, node_bytes_))
+    throw error(errc::corrupt, "rbtree: the root node is outside the heap");
   if (!tx()) p_.keep_for_removes(node_bytes_, k_remove_reserve);
 }
 
@@ -184,20 +176,7 @@ bool tree::update(key k, const char* v, uint32_t n) {
   std::vector<uint64_t> path;
   const uint64_t x = descend(k, path);
   if (!x) return false;
-  if (u64_) {  // one word: failure-atomic as it is
-    uint64_t word;
-    std::memcpy(&word, v, 8);
-    p_.store_persist(reinterpret_cast<uint64_t*>(value_at(x)), word);
-    return true;
-  }
-  if (tx()) {
-    pm::transaction t(p_);
-    t.snapshot(&meta_at(x), 8 + std::max(n, meta_vlen(meta_at(x))));
-    meta_at(x) = make_meta(k.len, n);
-    if (n) std::memcpy(value_at(x), v, n);
-    t.commit();
-    return true;
-  }
+  if (update_in_place(p_, &meta_at(x), k.len, v, n, u64_)) return true;
   // A copy with the new value, linked by the one word that names x.
   const uint64_t y = p_.alloc_or_throw(node_bytes_);
   std::memcpy(hdr(y), hdr(x), 32 + kw_);

@@ -44,6 +44,7 @@
 
 #include "common/mutant.hpp"
 #include "pmemids/detail/front.hpp"
+#include "pmemids/detail/root.hpp"
 #include "pmindex/pm/pool.hpp"
 #include "pmindex/pm/tx.hpp"
 #include "pmindex/registry.hpp"
@@ -57,13 +58,6 @@ inline constexpr uint64_t k_root_magic = 0x45455254425242;  // "BRBTREE"
 // remove copies at most its path and the siblings of it.
 inline constexpr uint32_t k_remove_reserve = 160;
 inline constexpr int k_max_depth = 128;
-
-struct root_block {
-  uint64_t magic;
-  uint64_t tree;
-  uint64_t slot;
-  uint64_t kind;
-};
 
 class tree {
  public:

@@ -6,7 +6,6 @@
 #include <bit>
 #include <cstring>
 
-#include "common/root_block.hpp"
 #include "pmindex/util/hash.hpp"
 
 namespace pmindex::pmemids::skiplist {
@@ -16,23 +15,16 @@ list::list(pm::pool& p, open_kind k, const index_config& c) : p_(p), mut_(c) {
   max_value_ = u64_ ? 8 : static_cast<uint32_t>(c.u64("value"));
   slot_ = value_slot(c);
   kw_ = u64_ ? 8 : 16;
-  if (k == open_kind::created) {
-    root_ = common::create_root<root_block>(p, k_root_magic, [&](root_block& r) {
-      r.head = p_.alloc_or_throw(node_bytes(k_levels));
-      std::memset(at(r.head), 0, node_bytes(k_levels));
-      *p_.ptr<uint32_t>(r.head) = k_levels;
-      p_.persist(at(r.head), node_bytes(k_levels));
-      r.slot = slot_;
-      r.kind = u64_ ? 0 : 1;
-    });
-    head_ = root_->head;
-    return;
-  }
-  root_ = common::attach_root<root_block>(p, k_root_magic, "skiplist");
-  head_ = root_->head;
-  if (root_->slot != slot_ || root_->kind != (u64_ ? 0u : 1u) || !p.valid_block(head_, node_bytes(k_levels)) ||
-      height(head_) != k_levels)
-    throw error(errc::corrupt, "skiplist: the root block does not match the pool's parameters");
+  root_ = open_root(p, k, k_root_magic, "skiplist", slot_, u64_, [&](root_block& r) {  // tree: the head
+    r.tree = p_.alloc_or_throw(node_bytes(k_levels));
+    std::memset(at(r.tree), 0, node_bytes(k_levels));
+    *p_.ptr<uint32_t>(r.tree) = k_levels;
+    p_.persist(at(r.tree), node_bytes(k_levels));
+  });
+  head_ = root_->tree;
+  if (k == open_kind::created) return;
+  if (!p.valid_block(head_, node_bytes(k_levels)) || height(head_) != k_levels)
+    throw error(errc::corrupt, "skiplist: the head node is outside the heap or damaged");
   // After a crash the upper levels may name freed blocks: rebuilt from
   // level 0 (tx: every level was logged and rolled back with the rest).
   if (k == open_kind::dirty && !tx() && !mut_.on(mutant::no_rebuild)) rebuild();
@@ -122,20 +114,7 @@ bool list::update(key k, const char* v, uint32_t n) {
   uint64_t preds[k_levels];
   const uint64_t x = descend(k, preds);
   if (!x || !(key_at(x) == k)) return false;
-  if (u64_) {  // one word: failure-atomic as it is
-    uint64_t w;
-    std::memcpy(&w, v, 8);
-    p_.store_persist(reinterpret_cast<uint64_t*>(value_at(x)), w);
-    return true;
-  }
-  if (tx()) {
-    pm::transaction tx(p_);
-    tx.snapshot(&meta_at(x), 8 + std::max(n, meta_vlen(meta_at(x))));
-    if (n) std::memcpy(value_at(x), v, n);
-    meta_at(x) = make_meta(k.len, n);
-    tx.commit();
-    return true;
-  }
+  if (update_in_place(p_, &meta_at(x), k.len, v, n, u64_)) return true;
   // A copy with the new value takes the node's place at every level.
   const uint32_t h = height(x);
   const uint64_t y = new_node(nullptr, h, k, v, n);
@@ -245,10 +224,7 @@ index_stats list::stats() {
   index_stats st;
   uint64_t levels = 0;
   for (uint64_t x = next(head_)[0]; x; x = next(x)[0]) ++st.records, levels += height(x);
-  auto u = p_.usage();
-  st.pm_bytes_used = u.used_bytes;
-  st.pm_bytes_reserved = u.reserved_bytes;
-  st.dram_bytes = u.dram_bytes;
+  add_pool_usage(st, p_);
   st.extra = {{"levels", double(top_)},
               {"avg_height", st.records ? double(levels) / double(st.records) : 0.0}};
   return st;

@@ -13,8 +13,8 @@
 //  8+kw  uint64_t meta         front.hpp (always live)
 // 16+kw  value slot
 //   ...  uint64_t next[height] pool offsets of the successors at each level
-// The head is a node of height 16 without a record. Root block: magic,
-// head, value slot, key kind.
+// The head is a node of height 16 without a record; the root block
+// (detail/root.hpp) names it.
 //
 // Level 0 is the list; the levels above are hints for the search.
 // Crash consistency, flushes (F, in lines) and fences per operation:
@@ -44,6 +44,7 @@
 
 #include "common/mutant.hpp"
 #include "pmemids/detail/front.hpp"
+#include "pmemids/detail/root.hpp"
 #include "pmindex/pm/pool.hpp"
 #include "pmindex/pm/tx.hpp"
 #include "pmindex/registry.hpp"
@@ -54,13 +55,6 @@ enum class mutant : unsigned { none, link_before_flush, tx_unlogged_link, no_reb
 
 inline constexpr uint32_t k_levels = 16;
 inline constexpr uint64_t k_root_magic = 0x5453494c504b5350;  // "PSKPLIST"
-
-struct root_block {
-  uint64_t magic;
-  uint64_t head;
-  uint64_t slot;
-  uint64_t kind;
-};
 
 class list {
  public:
