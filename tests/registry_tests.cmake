@@ -33,12 +33,6 @@ macro(_pm_args out text)
   endif()
 endmacro()
 
-# The datasets of the byte runs. Until bench/ has the real generators
-# ("urls", "names"), the byte runs use u64-bytes (8-byte keys through the
-# byte calls; the checker adds prefixes of them, the empty key included).
-set(_pm_long_keys u64-bytes)   # urls
-set(_pm_short_keys u64-bytes)  # names
-
 string(JSON _test_build GET "${_json}" test_build)
 string(JSON _n LENGTH "${_json}" indexes)
 math(EXPR _last "${_n} - 1")
@@ -66,6 +60,10 @@ foreach(_i RANGE ${_last})
   string(JSON _stress_args GET "${_e}" tests stress_args)
   string(JSON _images GET "${_e}" tests crash_images)
   string(JSON _kill GET "${_e}" tests kill_verify)
+  # The byte runs' datasets (test_profile: urls and names unless the index's
+  # longest key needs shorter ones).
+  string(JSON _pm_long_keys GET "${_e}" tests bytes_long_dataset)
+  string(JSON _pm_short_keys GET "${_e}" tests bytes_short_dataset)
   _pm_args(_ca "${_crash_args}")
   _pm_args(_ba "${_bytes_args}")
   _pm_args(_sa "${_stress_args}")

@@ -80,6 +80,8 @@ bench::json::value to_json(const index_entry& e) {
     auto t = value::object();
     t.set("crash_args", e.tests->crash_args);
     t.set("crash_bytes_args", e.tests->crash_bytes_args);
+    t.set("bytes_long_dataset", e.tests->bytes_long_dataset);
+    t.set("bytes_short_dataset", e.tests->bytes_short_dataset);
     t.set("stress_args", e.tests->stress_args);
     t.set("crash_images", uint64_t(e.tests->crash_images));
     t.set("kill_verify", e.tests->kill_verify);

@@ -64,6 +64,11 @@ struct extra_test {
 struct test_profile {
   std::string crash_args;         // extra `pmindex crashtest` options (e.g. "--params leaf=4")
   std::string crash_bytes_args;   // extra options for the byte-key crash run
+  // Datasets of the byte-key runs (crash, kill/verify, stress): long keys
+  // with 100-byte values, and short keys for the exhaustive run. An index
+  // whose longest key is shorter than these datasets' keys names its own.
+  std::string bytes_long_dataset = "urls";
+  std::string bytes_short_dataset = "names";
   std::string stress_args;        // extra `pmindex stress` options
   uint32_t crash_images = 2500;   // random-mode images in the default run
   bool kill_verify = true;
