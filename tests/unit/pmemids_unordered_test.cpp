@@ -143,29 +143,31 @@ INSTANTIATE_TEST_SUITE_P(Modes, PmemidsUnordered, testing::ValuesIn(unordered_pa
                                   (i.param.bytes ? "_bytes" : "_u64");
                          });
 
-// Persistence per operation of the hashtable (hashtable.hpp): persist
-// inserts flush the element then store the head (2 fences), tx logs the
-// head and commits (3 fences); a u64 update is one word (1 line, 1 fence);
-// a remove unlinks with one word (persist 1 fence, tx 3).
-TEST(PmemidsHashtableCost, FencesPerOperation) {
-  for (pm::mode m : {pm::mode::persist, pm::mode::tx}) {
-    test::temp_pool tp("pmemids-hashtable-cost");
-    auto idx = open(opts(tp.path(), {"hashtable", m, false}));
-    idx->insert(uint64_t{100}, uint64_t{1});
-    auto before = pm::thread_counters();
-    idx->insert(uint64_t{50}, uint64_t{2});  // 2 records in 16 buckets: no resize
-    auto d = pm::thread_counters() - before;
-    EXPECT_EQ(d.fences, m == pm::mode::tx ? 3u : 2u) << pm::to_string(m);
-    before = pm::thread_counters();
-    idx->update(uint64_t{50}, uint64_t{3});
-    d = pm::thread_counters() - before;
-    EXPECT_EQ(d.fences, 1u) << pm::to_string(m);
-    EXPECT_EQ(d.lines_flushed, 1u) << pm::to_string(m);
-    before = pm::thread_counters();
-    idx->remove(uint64_t{50});
-    d = pm::thread_counters() - before;
-    EXPECT_EQ(d.fences, m == pm::mode::tx ? 3u : 1u) << pm::to_string(m);
-  }
+// Persistence per operation (hashtable.hpp, linkedlist.hpp): persist
+// inserts flush the element then store the one link word (2 fences), tx logs
+// that word and commits (3 fences); a u64 update is one word (1 line, 1
+// fence); a remove unlinks with one word (persist 1 fence, tx 3).
+TEST(PmemidsUnorderedCost, FencesPerOperation) {
+  for (const char* name : {"hashtable", "linkedlist"})
+    for (pm::mode m : {pm::mode::persist, pm::mode::tx}) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(pm::to_string(m)));
+      test::temp_pool tp("pmemids-unordered-cost");
+      auto idx = open(opts(tp.path(), {name, m, false}));
+      idx->insert(uint64_t{100}, uint64_t{1});
+      auto before = pm::thread_counters();
+      idx->insert(uint64_t{50}, uint64_t{2});  // hashtable: 2 records in 16 buckets, no resize
+      auto d = pm::thread_counters() - before;
+      EXPECT_EQ(d.fences, m == pm::mode::tx ? 3u : 2u);
+      before = pm::thread_counters();
+      idx->update(uint64_t{50}, uint64_t{3});
+      d = pm::thread_counters() - before;
+      EXPECT_EQ(d.fences, 1u);
+      EXPECT_EQ(d.lines_flushed, 1u);
+      before = pm::thread_counters();
+      idx->remove(uint64_t{50});
+      d = pm::thread_counters() - before;
+      EXPECT_EQ(d.fences, m == pm::mode::tx ? 3u : 1u);
+    }
 }
 
 }  // namespace
