@@ -153,7 +153,8 @@ struct session {
   std::vector<std::unique_ptr<index>> idx;
   std::unique_ptr<plugin> plug;
   std::vector<std::unique_ptr<tree_api>> trees;
-  std::mutex global_mu;
+  global_lock global_mu;
+  uint64_t lock_off = 0;  // --lock pool: the lock word's block in idx[0]'s pool
   std::vector<thread_ctx> ctx;
   shared_state s;
   key_map keys;
@@ -163,6 +164,7 @@ struct session {
   double compares_before = -1;  // the indexes' key_compares total before the phase
 
   ~session() {
+    if (lock_off) idx[0]->pool().free(lock_off);
     idx.clear();
     trees.clear();
   }
@@ -254,6 +256,14 @@ void open_targets(session& x) {
     o.quiet = true;
     if (x.bytes) o.params = byte_params(o.params);
     x.idx.push_back(open(o));
+  }
+  if (cfg.lock_in_pool && cfg.parallel == parallel_mode::global_lock) {
+    if (x.use_plugin) throw error(errc::usage, "--lock pool needs a pmindex index (a plugin's pool is its own)");
+    x.lock_off = x.idx[0]->pool().alloc_or_throw(64);  // a line of its own
+    uint64_t* w = x.idx[0]->pool().ptr<uint64_t>(x.lock_off);
+    *w = 0;
+    x.global_mu.in_pool(w);
+    x.base.notes.push_back("global lock: a spin lock on a word in the pool (--lock pool)");
   }
   x.ctx = std::vector<thread_ctx>(x.T);
   for (auto& c : x.ctx) {
@@ -532,6 +542,10 @@ void time_recovery(session& x, run_result& r, uint64_t expected0) {
   o.open = pm::open_mode::must_exist;
   o.quiet = true;
   auto& idx = x.idx[0];
+  if (x.lock_off) {  // the run is over: the lock word goes back before the reopens
+    idx->pool().free(x.lock_off);
+    x.lock_off = 0;
+  }
   idx->close();
   idx.reset();
   auto t0 = steady::now();
