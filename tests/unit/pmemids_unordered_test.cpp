@@ -13,6 +13,7 @@
 
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "pmemids_ops.hpp"
 #include "substrate_util.hpp"
 #include "test_seed.hpp"
 
@@ -25,23 +26,11 @@ struct param {
   bool bytes;
 };
 
+using test::pmemids::key_of;
+using test::pmemids::ref_map;
+
 options opts(const std::string& path, const param& p) {
-  options o;
-  o.index = p.index;
-  o.pool_path = path;
-  o.pool_size = 64 << 20;
-  o.mode = p.mode;
-  o.params = p.bytes ? "keys=bytes" : "";
-  o.quiet = true;
-  return o;
-}
-
-using ref_map = std::map<std::string, std::string>;
-
-std::string key_of(uint64_t i, bool bytes) {
-  if (!bytes) return std::string(std::string_view(key_bytes(i * 7919 % 5000)));
-  std::string k = std::to_string(i * 7919 % 5000);
-  return k.substr(0, 1 + i % k.size()) + std::string(i % 9, static_cast<char>('a' + i % 3));  // prefixes too
+  return test::pmemids::pool_options(p.index, path, p.mode, p.bytes);
 }
 
 // Every key ever used looked up (`space` keys), the count, check().
@@ -67,23 +56,8 @@ TEST_P(PmemidsUnordered, RandomOpsReopenAndRecover) {
   ref_map ref;
   {
     auto idx = open(opts(tp.path(), p));
-    for (int i = 0; i < 6000; ++i) {
-      std::string k = key_of(rng() % 3000, p.bytes);
-      std::string v = p.bytes ? std::string(rng() % 101, static_cast<char>('A' + rng() % 26))
-                              : std::string(std::string_view(value_bytes(rng())));
-      switch (rng() % 4) {
-        case 0:
-        case 1: EXPECT_EQ(idx->insert(k, v), ref.emplace(k, v).second) << i; break;
-        case 2: {
-          bool had = ref.count(k);
-          EXPECT_EQ(idx->update(k, v), had) << i;
-          if (had) ref[k] = v;
-          break;
-        }
-        default: EXPECT_EQ(idx->remove(std::string_view(k)), ref.erase(k) == 1) << i;
-      }
-      if (i % 1500 == 0) ASSERT_NO_FATAL_FAILURE(compare(*idx, ref, p, 3000));
-    }
+    test::pmemids::random_ops(*idx, ref, rng, p.bytes, 6000, 3000,
+                              [&] { ASSERT_NO_FATAL_FAILURE(compare(*idx, ref, p, 3000)); });
     ASSERT_NO_FATAL_FAILURE(compare(*idx, ref, p, 3000));
     if (p.mode == pm::mode::dram) return;
     idx->close();
