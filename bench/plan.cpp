@@ -34,6 +34,7 @@ fit fit_to_index(run_config& cfg, bool mode_given) {
     if (!mode_given && e->supports(pm::mode::dram)) cfg.base.mode = pm::mode::dram;  // volatile baselines
     else return {"no mode " + std::string(pm::to_string(m)), true};
   }
+  if (!e->ordered && cfg.range_threads) return {"unordered: no range queries (--range-threads)"};
   if (!cfg.byte_path()) return {};
   if (!e->supports(key_kind::bytes)) return {"takes no byte keys (keys=bytes)"};
   const size_t longest = cfg.data ? cfg.data->max_key() : 8;

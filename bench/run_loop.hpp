@@ -119,13 +119,22 @@ struct alignas(64) thread_ctx {
   record_buffer recbuf;
 };
 
+// Thread t to the (t mod n)-th of the n CPUs it may run on (its inherited
+// affinity), so `numactl --cpunodebind=N` keeps every pinned thread on node N.
 inline void pin_to(uint32_t t) {
-  unsigned n = std::thread::hardware_concurrency();
-  if (!n) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(t % n, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  const int n = CPU_COUNT(&allowed);
+  if (n <= 0) return;
+  int want = static_cast<int>(t % static_cast<uint32_t>(n));
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed) && want-- == 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(c, &set);
+      pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+      return;
+    }
 }
 
 // A stride coprime with m: visiting lo + (j * step) % m for j < m touches

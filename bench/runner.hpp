@@ -46,6 +46,7 @@ struct run_config {
   uint32_t value_size = 8;
   bool byte_path() const noexcept { return dataset != "u64" || value_size != 8; }
   parallel_mode parallel = parallel_mode::shared;
+  bool lock_in_pool = false;   // global-lock: the lock word in the index's pool (--lock pool)
   bool recover = false;
   bool check = true;           // check() and a full scan after the run
   bool pin = false;            // pin thread t to CPU t % cores

@@ -2,7 +2,7 @@
 // costs exactly one virtual call per operation. The loop is a template over
 // the target type (no second virtual layer).
 //   index_target   a pmindex::index (parallel modes shared and instance)
-//   locked_target  a pmindex::index behind one mutex (global-lock)
+//   locked_target  a pmindex::index behind one global_lock (global-lock)
 //   plugin_target  a PiBench tree_api wrapper, keys as PiBench lays them out
 //                  (8-byte integers big-endian)
 // Each has the u64 calls (the fast path) and the byte calls (bytes_*).
@@ -12,6 +12,7 @@
 // low 32 bits against value_of(key) (u64_value_ok) at the cost of a multiply.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -59,9 +60,35 @@ struct index_target {
   }
 };
 
+// The lock of --parallel global-lock: a std::mutex in DRAM (--lock dram), or
+// (--lock pool: the study's lock in persistent memory) a test-and-test-and-
+// set spin lock on a word in the index's pool, so every acquire and release
+// is a store to a pool line (never flushed: a lock is not state to recover).
+class global_lock {
+ public:
+  void in_pool(uint64_t* word) noexcept { word_ = word; }
+  bool pooled() const noexcept { return word_ != nullptr; }
+  void lock() {
+    if (!word_) return mu_.lock();
+    std::atomic_ref<uint64_t> w(*word_);
+    for (;;) {
+      if (w.exchange(1, std::memory_order_acquire) == 0) return;
+      while (w.load(std::memory_order_relaxed)) __builtin_ia32_pause();
+    }
+  }
+  void unlock() {
+    if (!word_) return mu_.unlock();
+    std::atomic_ref<uint64_t>(*word_).store(0, std::memory_order_release);
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t* word_ = nullptr;
+};
+
 struct locked_target {
   index_target t;
-  std::mutex* mu;
+  global_lock* mu;
   read_result read(uint64_t k) { std::lock_guard l(*mu); return t.read(k); }
   bool insert(uint64_t k, uint64_t v) { std::lock_guard l(*mu); return t.insert(k, v); }
   bool update(uint64_t k, uint64_t v) { std::lock_guard l(*mu); return t.update(k, v); }
@@ -81,7 +108,7 @@ struct locked_target {
 
 struct plugin_target {
   tree_api* t;
-  std::mutex* mu = nullptr;  // global-lock mode
+  global_lock* mu = nullptr;  // global-lock mode
   size_t value_size = 8;     // what find() writes (tree_options_t::value_size)
   plugin::counters_fn ctr = nullptr;  // pmindex's own wrapper: its counters
   template <class F>

@@ -50,7 +50,9 @@ workload make(const char* name, std::initializer_list<std::pair<op_type, double>
 
 // YCSB core workloads (workloads/workload{a..f} of YCSB): request
 // distribution zipfian except D (latest); E's scan length is uniform in
-// [1, 100]. pmemids_bench: 100% reads and 90% updates + 10% inserts, uniform.
+// [1, 100]. pmemids_bench: 100% reads and 90% updates + 10% inserts, uniform
+// (read100, update90insert10) and scrambled Zipfian as the study ran them
+// (pmemids-read, pmemids-write).
 std::optional<workload> preset(std::string_view name) {
   using enum op_type;
   if (name == "ycsb-a") return make("ycsb-a", {{read, 0.5}, {update, 0.5}}, distribution::zipfian);
@@ -67,11 +69,16 @@ std::optional<workload> preset(std::string_view name) {
   if (name == "read100") return make("read100", {{read, 1.0}}, distribution::uniform);
   if (name == "update90insert10")
     return make("update90insert10", {{update, 0.9}, {insert, 0.1}}, distribution::uniform);
+  // The pmemids_bench study's workloads A and B: scrambled Zipfian (θ 0.99).
+  if (name == "pmemids-read") return make("pmemids-read", {{read, 1.0}}, distribution::zipfian);
+  if (name == "pmemids-write")
+    return make("pmemids-write", {{update, 0.9}, {insert, 0.1}}, distribution::zipfian);
   return std::nullopt;
 }
 
 std::vector<std::string> preset_names() {
-  return {"ycsb-a", "ycsb-b", "ycsb-c", "ycsb-d", "ycsb-e", "ycsb-f", "read100", "update90insert10"};
+  return {"ycsb-a",  "ycsb-b",           "ycsb-c",       "ycsb-d",       "ycsb-e",
+          "ycsb-f",  "read100",          "update90insert10", "pmemids-read", "pmemids-write"};
 }
 
 // A workload given as its mix, e.g. "read=0.9+insert=0.1" (uniform unless

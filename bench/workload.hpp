@@ -47,7 +47,8 @@ struct workload {
   bool scan_size_given = false;  // the mix said "scan=F:L": --scan-size leaves it alone
 };
 
-// Presets: ycsb-a .. ycsb-f, read100, update90insert10 (see docs/bench.md).
+// Presets: ycsb-a .. ycsb-f, read100, update90insert10, pmemids-read,
+// pmemids-write (see docs/bench.md).
 std::optional<workload> preset(std::string_view name);
 std::vector<std::string> preset_names();
 // A preset name, or a mix written as "read=0.9+insert=0.1" (uniform; a

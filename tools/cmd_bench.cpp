@@ -79,6 +79,7 @@ int cmd_bench(args& a) {
   base.dataset = a.str("dataset", "u64");
   base.value_size = static_cast<uint32_t>(a.u64("value-size", 8, 0, uint64_t{1} << 30));
   std::string par = a.str("parallel", "shared");
+  std::string lock = a.str("lock", "dram");
   base.recover = a.flag("recover");
   base.check = !a.flag("no-check");
   base.pin = a.flag("pin");
@@ -112,6 +113,8 @@ int cmd_bench(args& a) {
   else if (par == "instance") base.parallel = bench::parallel_mode::instance;
   else if (par == "global-lock") base.parallel = bench::parallel_mode::global_lock;
   else throw error(errc::usage, "unknown --parallel '" + par + "' (shared, instance, global-lock)");
+  if (lock != "dram" && lock != "pool") throw error(errc::usage, "unknown --lock '" + lock + "' (dram, pool)");
+  base.lock_in_pool = lock == "pool";
   if (base.threads == 0 || base.threads > 256) throw error(errc::usage, "--threads must be in 1..256");
   if (!(base.seconds > 0) && !base.ops) throw error(errc::usage, "--seconds must be positive");
   if (base.key_space && base.key_space < base.records)
@@ -183,9 +186,18 @@ int cmd_bench(args& a) {
         continue;
       }
     }
+    // An unordered index runs no scans: its scan workloads are skipped.
+    std::vector<bench::workload> mine;
+    for (auto& w : wls) {
+      auto e = base.plugin.empty() ? find_index(name) : nullptr;
+      if (e && !e->ordered && w.mix[static_cast<unsigned>(bench::op_type::scan)] > 0)
+        skipped.push_back(name + " " + w.name + " (unordered: no scans)");
+      else mine.push_back(w);
+    }
     if (same_index) {  // one prefill, the workloads as phases
+      if (mine.empty()) continue;
       try {
-        auto rs = bench::run_phases(cfg, wls);
+        auto rs = bench::run_phases(cfg, mine);
         for (auto& r : rs) {
           failed |= r.failed;
           if (r.failed)
@@ -201,14 +213,14 @@ int cmd_bench(args& a) {
       }
       continue;
     }
-    for (auto& w : wls) {
+    for (auto& w : mine) {
       cfg.w = w;
       try {
         results.push_back(bench::run(cfg));
       } catch (const error& e) {
         // One index failing must not lose the others' results; but a bad
         // option or pool path would fail every run: stop at once.
-        if (e.code() == errc::io || e.code() == errc::usage || indexes.size() * wls.size() == 1) throw;
+        if (e.code() == errc::io || e.code() == errc::usage || indexes.size() * mine.size() == 1) throw;
         std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", name.c_str(), w.name.c_str(), e.what());
         errors.push_back(name + " " + w.name + ": " + e.what());
         failed = true;
@@ -249,6 +261,7 @@ int cmd_bench(args& a) {
       opts.set("dataset", base.dataset);
       opts.set("value_size", base.value_size);
       opts.set("parallel", par);
+      opts.set("lock", lock);
       opts.set("mode", std::string(pm::to_string(*base.base.mode)));
       opts.set("flush", std::string(pm::to_string(base.base.flush)));
       opts.set("pm_write_ns", base.base.pm_write_ns);

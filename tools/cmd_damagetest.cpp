@@ -215,7 +215,12 @@ int open_check_scan(const config& c, const std::string& path) {
     if (c.bytes) idx->lookup(bkey(i), &v);
     else idx->lookup(seq_key(1, i));
   }
-  // A full scan; a damaged index may answer out of order: stop there.
+  // A full scan; a damaged index may answer out of order: stop there. An
+  // unordered index has none (its lookups above are the reads).
+  if (auto e = find_index(c.index); e && !e->ordered) {
+    idx->close();
+    return 0;
+  }
   uint64_t seen = 0;
   if (c.bytes) {
     record_buffer buf;

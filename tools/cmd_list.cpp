@@ -38,6 +38,7 @@ bench::json::value to_json(const index_entry& e) {
   j.set("description", e.description);
   j.set("paper", e.paper);
   j.set("concurrent", e.concurrent);
+  j.set("ordered", e.ordered);
   j.set("persistent", e.persistent());
   auto modes = value::array();
   for (auto m : e.modes) modes.push(std::string(pm::to_string(m)));
@@ -124,14 +125,15 @@ int cmd_list(args& a) {
     std::printf("%s\n", doc.dump().c_str());
     return 0;
   }
-  std::printf("%-14s %-4s %-10s %-30s %s\n", "index", "mt", "keys", "modes", "description");
+  std::printf("%-14s %-4s %-4s %-10s %-30s %s\n", "index", "mt", "ord", "keys", "modes", "description");
   for (auto& e : all) {
-    std::printf("%-14s %-4s %-10s %-30s %s\n", e->name.c_str(), e->concurrent ? "yes" : "no",
-                join_kinds(*e).c_str(), join_modes(*e).c_str(), e->description.c_str());
+    std::printf("%-14s %-4s %-4s %-10s %-30s %s\n", e->name.c_str(), e->concurrent ? "yes" : "no",
+                e->ordered ? "yes" : "no", join_kinds(*e).c_str(), join_modes(*e).c_str(), e->description.c_str());
     if (!detail) continue;
     if (!e->paper.empty()) std::printf("    paper:  %s\n", e->paper.c_str());
     std::printf("    limits: %s\n", limits(*e).c_str());
-    std::printf("    scans beside writers: %s\n", e->scan_guarantee.c_str());
+    if (e->ordered) std::printf("    scans beside writers: %s\n", e->scan_guarantee.c_str());
+    else std::printf("    ordered: no (scan and range: not supported)\n");
     std::string ps = "keys=" + join_kinds(*e).substr(0, join_kinds(*e).find(',')) + " (" + join_kinds(*e) + ")";
     for (auto& p : e->params)
       ps += ", " + p.name + "=" + p.def +

@@ -114,6 +114,11 @@ struct index_entry {
   std::string description;  // one line
   std::string paper;        // where it comes from ("" for baselines)
   bool concurrent = true;   // safe for concurrent callers
+  // Keeps its records in key order. An unordered index (a hash table)
+  // answers scan() and range() with error(errc::unsupported); the crash
+  // checker, stress, damage and conformance tests then read it back by
+  // lookups of the keys they wrote and stats().records.
+  bool ordered = true;
   std::vector<pm::mode> modes;
   std::vector<key_kind> key_kinds = {key_kind::u64};  // the first is the default of `keys=`
   size_t max_key = 8;               // longest byte key (keys=bytes)

@@ -77,6 +77,7 @@ nb::list list_indexes() {
     d["description"] = e->description;
     d["paper"] = e->paper;
     d["concurrent"] = e->concurrent;
+    d["ordered"] = e->ordered;
     nb::list modes, kinds, params;
     for (auto m : e->modes) modes.append(std::string(pm::to_string(m)));
     for (auto k : e->key_kinds) kinds.append(std::string(to_string(k)));

@@ -101,6 +101,7 @@ class checker final : public shadow_observer::listener {
   // --- the child (oracle.cpp): "" if the image passes, else the violation
   std::string oracle(char* image, bool frozen, uint64_t parent_used);
   std::string read_all(index& idx, content_map& out);
+  std::string read_by_lookups(index& idx, content_map& out);
   key_state recovered(uint32_t ki, const std::string* v, std::initializer_list<key_state> prefer) const;
   std::string check_keys(const content_map& content);
   std::string check_shared(uint32_t ki, const std::string* got);
@@ -109,6 +110,7 @@ class checker final : public shadow_observer::listener {
   config c_;
   result r_;
   bool bytes_ = false;                      // byte calls (else the u64 calls)
+  bool ordered_ = true;                     // scans (else lookups: index_entry::ordered)
   std::vector<std::string> keys_;           // the key space, as bytes
   std::vector<uint64_t> keys_u64_;          // the same as integers (u64 calls)
   std::map<std::string, uint32_t> key_index_;

@@ -43,6 +43,7 @@ checker::checker(const config& c) : c_(c), vrng_(mix64(c.seed ^ 0x76617273)) {
   if (c_.threads > 1 && c_.keyset != "shared" && c_.keys < 4 * c_.threads)
     throw error(errc::usage, "--keys must be at least 4 per thread");
   choose_key_kind(*e);
+  ordered_ = e->ordered;
   make_keys();
   for (auto& k : keys_)
     if (bytes_ && k.size() > e->max_key)

@@ -66,6 +66,7 @@ void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
                                  : r < 95 ? op_kind::lookup : op_kind::scan)
                       : (r < 10 ? op_kind::insert : r < 25 ? op_kind::update : r < 80 ? op_kind::remove
                                  : r < 95 ? op_kind::lookup : op_kind::scan);
+  if (kind == op_kind::scan && !ordered_) kind = op_kind::lookup;  // an unordered index has no scan
   bool use_shared = c_.threads > 1 && c_.keyset != "disjoint" && (c_.keyset == "shared" || rng() % 2);
   if (use_shared) {
     do ki = static_cast<uint32_t>(rng() % keys_.size());

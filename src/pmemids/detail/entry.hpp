@@ -1,5 +1,6 @@
-// The common part of the registry entries of the ordered pmemids structures
-// (btree, btree-ref, skiplist, bplustree, rbtree): single-threaded, modes
+// The common part of the registry entries of the pmemids structures
+// (btree, btree-ref, skiplist, bplustree, rbtree; unordered_entry: hashtable,
+// linkedlist): single-threaded, modes
 // dram / volatile / persist / tx, keys=u64 and keys=bytes (keys up to 16
 // bytes, front.hpp), the study's paper, and the standard tx crash runs. An
 // entry.cpp adds its name, description, mutants and own extra tests.
@@ -75,6 +76,18 @@ inline std::vector<extra_test> exhaustive_fill_empty(const std::string& name, co
   const std::string run = "--exhaustive --ops " + std::to_string(ops) + " --keys " + std::to_string(keys) + " --seed 5";
   return {{"exhaustive_" + label, "crashtest --index " + name + " " + run, "", ""},
           {"tx_exhaustive_" + label, "crashtest --index " + name + " --mode tx " + run, "", ""}};
+}
+
+// The same for an unordered structure (value slot of `value` bytes):
+// scan and range throw errc::unsupported, the checkers read it by lookups.
+template <class Core>
+index_entry unordered_entry(std::string name, std::string description, std::vector<mutant_spec> mutants,
+                            std::vector<extra_test> extra = {}) {
+  index_entry e = ordered_entry<Core>(std::move(name), std::move(description), 256, true, std::move(mutants),
+                                      std::move(extra));
+  e.ordered = false;
+  e.scan_guarantee = "unordered: scan and range are not supported (errc::unsupported)";
+  return e;
 }
 
 }  // namespace pmindex::pmemids

@@ -94,6 +94,19 @@ inline uint32_t value_slot(const index_config& c) {
   return c.keys() == key_kind::u64 ? 8 : static_cast<uint32_t>((c.u64("value") + 7) / 8 * 8);
 }
 
+// A core without scan() is unordered (index_entry::ordered = false): its
+// fronts answer scan and range with one typed error.
+template <class Core>
+concept ordered_core = requires(const Core& c) { c.scan(key{}, [](const key&, const char*, uint32_t) { return false; }); };
+[[noreturn]] inline void unordered_scan(const std::string& name) {
+  throw error(errc::unsupported, name + " is unordered: scan and range are not supported");
+}
+template <class Core, class F>
+void scan_core(const Core& c, const std::string& name, key from, F&& f) {
+  if constexpr (ordered_core<Core>) c.scan(from, f);
+  else unordered_scan(name);
+}
+
 // keys=u64: Core is the structure (insert/update/remove/find/scan on key).
 template <class Core>
 class u64_front final : public u64_index {
@@ -113,9 +126,10 @@ class u64_front final : public u64_index {
     return r;
   }
   size_t scan(uint64_t from, size_t count, record* out) override {
+    if constexpr (!ordered_core<Core>) unordered_scan(name());
     size_t got = 0;
     if (!count) return 0;
-    core_.scan({from, 0, 8}, [&](const key& k, const char* v, uint32_t) {
+    scan_core(core_, name(), {from, 0, 8}, [&](const key& k, const char* v, uint32_t) {
       out[got].key = k.w;
       std::memcpy(&out[got].value, v, 8);
       return ++got < count;
@@ -157,6 +171,7 @@ class bytes_front final : public bytes_index {
     return v != nullptr;
   }
   size_t scan(std::string_view from, size_t count, record_buffer& out) override {
+    if constexpr (!ordered_core<Core>) unordered_scan(name());
     if (!count) return 0;
     // Keys >= from: from itself, or (longer than any key) the keys after
     // its 16-byte prefix.
@@ -164,7 +179,7 @@ class bytes_front final : public bytes_index {
     if (from.size() > k_max_key) f.len = k_max_key + 1;
     size_t got = 0;
     key_buf buf;
-    core_.scan(f, [&](const key& k, const char* v, uint32_t n) {
+    scan_core(core_, name(), f, [&](const key& k, const char* v, uint32_t n) {
       out.push_back(key_view(k, buf), {v, n});
       return ++got < count;
     });
