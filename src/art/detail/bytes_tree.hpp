@@ -109,19 +109,7 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
     return prefix_diff(h, key, [&] { return min_key(w); });
   }
 
-  // --- concurrency (node_locks.hpp)
-  seen see_root() { return {locks_.root(), locks_.root()->read_begin()}; }
-  seen see(uint64_t w) {
-    optimistic_lock* l = locks_.of(w);
-    return {l, l->read_begin()};
-  }
-  // Where a descent for a key ended (tree.hpp): the word naming its leaf,
-  // the leaf (0: absent), the lock guarding that word with the version read.
-  struct found {
-    uint64_t* slot;
-    uint64_t lw;
-    seen owner;
-  };
+  // --- the descent of readers and writers (node_locks.hpp)
   // false: met a concurrent change (restart). With `path`, notes each node
   // passed and, in `owners`, the lock guarding the word it hangs from
   // (owners->back() guards f.slot).
@@ -208,7 +196,7 @@ template <class P>
 bool art_bytes_index<P>::descend(std::string_view key, found& f, std::vector<path_step>* path,
                                  std::vector<seen>* owners) {
   const unsigned len = dg::length(key);
-  seen o = see_root();
+  seen o = locks_.see_root();
   uint64_t* slot = &root_->child;
   unsigned pos = 0;
   if (path) path->clear(), owners->assign(1, o);
@@ -218,7 +206,7 @@ bool art_bytes_index<P>::descend(std::string_view key, found& f, std::vector<pat
       f = {slot, w && leaf_key(w) == key ? w : 0, o};
       return true;
     }
-    seen n = see(w);
+    seen n = locks_.see(w);
     if (!o.still()) return false;  // w was o's child when n was read
     header h = hdr(w);
     if (h.depth != pos && !n.still_or_damaged(P::k_name)) return false;  // a split under way

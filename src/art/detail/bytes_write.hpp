@@ -36,13 +36,13 @@ uint64_t art_bytes_index<P>::new_leaf(pending_blocks& pb, std::string_view key, 
 template <class P>
 bool art_bytes_index<P>::locate(std::string_view key, spot& s) {
   const unsigned len = dg::length(key);
-  s = spot{&root_->child, 0, 0, 0, 0, spot::empty, see_root(), {}, false};
+  s = spot{&root_->child, 0, 0, 0, 0, spot::empty, locks_.see_root(), {}, false};
   while ((s.w = __atomic_load_n(s.slot, __ATOMIC_ACQUIRE)) != 0) {
     if (is_leaf(s.w)) {
       s.what = leaf_key(s.w) == key ? spot::present : spot::at_leaf;
       return true;
     }
-    s.n = see(s.w);
+    s.n = locks_.see(s.w);
     header h = hdr(s.w);
     if (!s.o.still() || (h.depth != s.pos && !s.n.still_or_damaged(P::k_name))) return false;  // (a split)
     unsigned b = s.pos + h.plen;
@@ -75,9 +75,7 @@ template <class P>
 bool art_bytes_index<P>::put(std::string_view key, std::string_view value, bool overwrite) {
   check_key(key);
   check_value(value);
-  const uint32_t ts = p_.thread_slot();
-  sync::epoch_guard pinned(p_.epochs(), ts);
-  common::writer_gate::writer in(gate_, ts);
+  writer_scope ws(p_, gate_);
   pending_blocks pb(p_);  // frees what it allocated unless committed
   uint64_t lw = 0;
   for (;;) {
@@ -135,7 +133,7 @@ bool art_bytes_index<P>::put(std::string_view key, std::string_view value, bool 
     break;
   }
   pb.commit();
-  count_.add(ts, 1);
+  count_.add(ws.slot, 1);
   return true;
 }
 
@@ -143,18 +141,14 @@ template <class P>
 bool art_bytes_index<P>::update(std::string_view key, std::string_view value) {
   check_key(key);
   check_value(value);
-  const uint32_t ts = p_.thread_slot();
-  sync::epoch_guard pinned(p_.epochs(), ts);
-  common::writer_gate::writer in(gate_, ts);
+  writer_scope ws(p_, gate_);
   pending_blocks pb(p_);
   uint64_t lw = 0;
   for (;;) {
     found f;
-    if (!descend(key, f)) continue;
-    if (!f.lw) {
-      if (f.owner.still()) return false;
-      continue;
-    }
+    settled r = settle(descend(key, f), f);
+    if (r == settled::absent) return false;
+    if (r == settled::restart) continue;
     if (!lw) lw = new_leaf(pb, key, value);  // once, before any lock
     before_lock();  // (test builds: the race hook)
     lock_set held;
@@ -169,18 +163,14 @@ bool art_bytes_index<P>::update(std::string_view key, std::string_view value) {
 template <class P>
 bool art_bytes_index<P>::remove(std::string_view key) {
   check_key(key);
-  const uint32_t ts = p_.thread_slot();
-  sync::epoch_guard pinned(p_.epochs(), ts);
-  common::writer_gate::writer in(gate_, ts);
+  writer_scope ws(p_, gate_);
   static thread_local std::vector<path_step> path;
   static thread_local std::vector<seen> owners;
   for (;;) {
     found f;
-    if (!descend(key, f, &path, &owners)) continue;
-    if (!f.lw) {
-      if (f.owner.still()) return false;
-      continue;
-    }
+    settled r = settle(descend(key, f, &path, &owners), f);
+    if (r == settled::absent) return false;
+    if (r == settled::restart) continue;
     const int depth = int(path.size());
     bool swings;
     int top = kit::unlink_top(path.data(), depth, &swings);
@@ -193,7 +183,7 @@ bool art_bytes_index<P>::remove(std::string_view key) {
     kit::unlink(&root_->child, path.data(), depth, top, f.lw);
     break;
   }
-  count_.add(ts, -1);
+  count_.add(ws.slot, -1);
   return true;
 }
 

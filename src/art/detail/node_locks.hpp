@@ -38,6 +38,7 @@
 #include "art/detail/layout.hpp"
 #include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
+#include "pmindex/pm/pool.hpp"
 #include "pmindex/sync/epoch.hpp"
 #include "pmindex/sync/optimistic_lock.hpp"
 
@@ -59,24 +60,6 @@ inline void before_lock() {
 #endif
 }
 
-class node_locks {
- public:
-  static constexpr unsigned k_bits = 14;  // 16384 stripes, 128 KiB
-
-  node_locks() : stripes_(new optimistic_lock[size_t{1} << k_bits]()) {}
-
-  optimistic_lock* root() { return &root_; }
-  // The lock of the node named by child word w (nodes are 64-byte aligned).
-  optimistic_lock* of(uint64_t w) {
-    return &stripes_[(off_of(w) >> 6) * 0x9e3779b97f4a7c15ull >> (64 - k_bits)];
-  }
-  static constexpr size_t dram_bytes() { return (size_t{1} << k_bits) * sizeof(optimistic_lock) + 64; }
-
- private:
-  std::unique_ptr<optimistic_lock[]> stripes_;
-  alignas(64) optimistic_lock root_{};  // read by every descent: a line of its own
-};
-
 // A lock and the version a descent read from it.
 struct seen {
   optimistic_lock* lock;
@@ -91,6 +74,49 @@ struct seen {
     if (!still()) return false;
     throw error(errc::corrupt, std::string(index) + ": a node's depth disagrees with its position");
   }
+};
+
+// Where a descent for a key ended: the word that names its leaf (or where
+// it would hang), the leaf (0: absent), and the lock guarding that word
+// with the version read. Holds only while owner.still().
+struct found {
+  uint64_t* slot;
+  uint64_t lw;
+  seen owner;
+};
+
+// What a descent means to an operation that needs the key present (update,
+// remove): go on, return false (absent, validated), or restart.
+enum class settled { present, absent, restart };
+inline settled settle(bool descended, const found& f) {
+  if (!descended) return settled::restart;
+  if (f.lw) return settled::present;
+  return f.owner.still() ? settled::absent : settled::restart;
+}
+
+class node_locks {
+ public:
+  static constexpr unsigned k_bits = 14;  // 16384 stripes, 128 KiB
+
+  node_locks() : stripes_(new optimistic_lock[size_t{1} << k_bits]()) {}
+
+  // The version of the root word's lock / of node w's, once no writer holds it.
+  seen see_root() { return {&root_, root_.read_begin()}; }
+  seen see(uint64_t w) {
+    optimistic_lock* l = of(w);
+    return {l, l->read_begin()};
+  }
+
+  optimistic_lock* root() { return &root_; }
+  // The lock of the node named by child word w (nodes are 64-byte aligned).
+  optimistic_lock* of(uint64_t w) {
+    return &stripes_[(off_of(w) >> 6) * 0x9e3779b97f4a7c15ull >> (64 - k_bits)];
+  }
+  static constexpr size_t dram_bytes() { return (size_t{1} << k_bits) * sizeof(optimistic_lock) + 64; }
+
+ private:
+  std::unique_ptr<optimistic_lock[]> stripes_;
+  alignas(64) optimistic_lock root_{};  // read by every descent: a line of its own
 };
 
 // The locks one writer holds, taken by upgrade and released together (each
@@ -169,6 +195,15 @@ class record_count {
   }
   std::unique_ptr<slot_delta[]> per_;
   int64_t base_ = -1;
+};
+
+// What a writer holds for its whole operation: its epoch pin and its pass
+// through the writer gate.
+struct writer_scope {
+  uint32_t slot;  // the thread's pool slot
+  sync::epoch_guard pinned;
+  common::writer_gate::writer in;
+  writer_scope(pm::pool& p, common::writer_gate& g) : slot(p.thread_slot()), pinned(p.epochs(), slot), in(g, slot) {}
 };
 
 // DRAM a tree's concurrency control takes beside the tree object (stats()).

@@ -89,20 +89,7 @@ class art_index final : public u64_index, node_kit<P, false> {
     return *ref = (key & ~m) | (l->key & m), true;
   }
 
-  // --- concurrency (node_locks.hpp)
-  seen see_root() { return {locks_.root(), locks_.root()->read_begin()}; }
-  seen see(uint64_t w) {
-    optimistic_lock* l = locks_.of(w);
-    return {l, l->read_begin()};
-  }
-  // Where a descent for a key ended: the word that holds its leaf (or where
-  // it would hang), the leaf (0: absent), and the lock guarding that word
-  // with the version read. Holds only while owner.still().
-  struct found {
-    uint64_t* slot;
-    uint64_t lw;
-    seen owner;
-  };
+  // --- the descent of readers and writers (node_locks.hpp)
   // false: the descent met a concurrent change (restart). With `path`,
   // notes each node passed (path[j]) and the lock guarding the word it hangs
   // from (owners[j]; owners[depth] guards f.slot).
@@ -197,7 +184,7 @@ std::optional<uint64_t> art_index<P>::lookup(uint64_t key) {
 // down; the full key is compared at the leaf (leaf keys never change).
 template <class P>
 bool art_index<P>::descend(uint64_t key, found& f, path_step* path, seen* owners, int* depth) {
-  seen o = see_root();
+  seen o = locks_.see_root();
   uint64_t* slot = &root_->child;
   unsigned pos = 0;
   int dep = 0;
@@ -208,7 +195,7 @@ bool art_index<P>::descend(uint64_t key, found& f, path_step* path, seen* owners
       f = {slot, w && leaf_at(w)->key == key ? w : 0, o};
       break;
     }
-    seen n = see(w);
+    seen n = locks_.see(w);
     if (!o.still()) return false;  // w was o's child when n was read
     header h = hdr(w);
     if (h.depth != pos && !n.still_or_damaged(P::k_name)) return false;  // a split under way

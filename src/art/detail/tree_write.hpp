@@ -43,14 +43,12 @@ namespace pmindex::art::detail {
 // insert, callgrind).
 template <class P>
 [[gnu::flatten]] bool art_index<P>::insert(uint64_t key, uint64_t value) {
-  const uint32_t ts = p_.thread_slot();
-  sync::epoch_guard pinned(p_.epochs(), ts);
-  common::writer_gate::writer in(gate_, ts);
+  writer_scope ws(p_, gate_);
   pending_blocks pb(p_);  // frees what it allocated unless committed
   uint64_t lw = 0;
   for (;;) {
     // Descend to where the key belongs; nothing is written on the way.
-    seen o = see_root(), n{};  // o guards *slot; n guards node w
+    seen o = locks_.see_root(), n{};  // o guards *slot; n guards node w
     uint64_t* slot = &root_->child;
     unsigned pos = 0;
     uint64_t w;
@@ -68,7 +66,7 @@ template <class P>
         what = at_leaf;
         break;
       }
-      n = see(w);
+      n = locks_.see(w);
       header h = hdr(w);
       if (!o.still() || (h.depth != pos && !n.still_or_damaged(P::k_name))) {  // (a split under way)
         what = restart;
@@ -138,7 +136,7 @@ template <class P>
     break;
   }
   pb.commit();
-  count_.add(ts, 1);
+  count_.add(ws.slot, 1);
   return true;
 }
 
@@ -193,16 +191,12 @@ void art_index<P>::split_prefix(pending_blocks& pb, uint64_t* slot, uint64_t w, 
 
 template <class P>
 bool art_index<P>::update(uint64_t key, uint64_t value) {
-  const uint32_t ts = p_.thread_slot();
-  sync::epoch_guard pinned(p_.epochs(), ts);
-  common::writer_gate::writer in(gate_, ts);
+  writer_scope ws(p_, gate_);
   for (;;) {
     found f;
-    if (!descend(key, f)) continue;
-    if (!f.lw) {
-      if (f.owner.still()) return false;
-      continue;
-    }
+    settled r = settle(descend(key, f), f);
+    if (r == settled::absent) return false;
+    if (r == settled::restart) continue;
     before_lock();  // (test builds: the race hook)
     lock_set held;
     if (!held.upgrade(f.owner)) continue;
@@ -213,19 +207,15 @@ bool art_index<P>::update(uint64_t key, uint64_t value) {
 
 template <class P>
 [[gnu::flatten]] bool art_index<P>::remove(uint64_t key) {
-  const uint32_t ts = p_.thread_slot();
-  sync::epoch_guard pinned(p_.epochs(), ts);
-  common::writer_gate::writer in(gate_, ts);
+  writer_scope ws(p_, gate_);
   path_step path[dg::k_levels];
   seen owners[dg::k_levels + 1];
   for (;;) {
     found f;
     int depth = 0;
-    if (!descend(key, f, path, owners, &depth)) continue;
-    if (!f.lw) {
-      if (f.owner.still()) return false;
-      continue;
-    }
+    settled r = settle(descend(key, f, path, owners, &depth), f);
+    if (r == settled::absent) return false;
+    if (r == settled::restart) continue;
     bool swings;
     int top = kit::unlink_top(path, depth, &swings);
     // owners[j + 1] guards path[j].w: lock the nodes from path[top] down
@@ -239,7 +229,7 @@ template <class P>
     kit::unlink(&root_->child, path, depth, top, f.lw);
     break;
   }
-  count_.add(ts, -1);
+  count_.add(ws.slot, -1);
   return true;
 }
 
