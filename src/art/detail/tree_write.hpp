@@ -160,7 +160,7 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
       auto* n = p_.template ptr<node16>(off_of(w));
       p_.fence();  // the leaf (flushed by insert) durable
       uint64_t b = n->bitmap;
-      unsigned s = unsigned(std::countr_zero(~b));
+      unsigned s = unsigned(std::countr_zero(~b)) & 15;  // (never full here; & 15 tells the compiler)
       __atomic_store_n(&n->key[s], uint8_t(d), __ATOMIC_RELEASE);
       p_.store_persist(&n->bitmap, b | uint64_t{1} << s);
       p_.store_persist(&n->child[s], lw);
