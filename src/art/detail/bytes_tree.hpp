@@ -25,22 +25,24 @@
 // Half-done WORT/WOART splits are found and repaired by recovery exactly as
 // in the u64 layout (the header's depth disagrees with the node's position).
 //
-// Threads: as tree.hpp (one std::shared_mutex; writers persist before they
-// unlock; readers copy keys and values out under the shared lock, so a
-// retired kv block is never read after its unlink).
+// Threads: as tree.hpp (optimistic lock coupling on per-node version locks,
+// node_locks.hpp; writers hold a node's lock until their commit is durable;
+// scans and ranges close the writer gate). A lookup copies the value out of
+// the kv block, then validates: blocks never change once published and every
+// operation is pinned, so a retired block is still intact when it is read.
 #pragma once
 
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "art/detail/bytes_layout.hpp"
+#include "art/detail/node_locks.hpp"
 #include "art/detail/nodes.hpp"
 #include "common/kv_block.hpp"
 #include "common/mutant.hpp"
 #include "common/root_block.hpp"
+#include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 
@@ -98,10 +100,23 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
     unsigned i = q - h.depth;
     return i < dg::stored_count(h) ? dg::stored_digit(h, i) : dg::at(min_key(w), q);
   }
-  unsigned prefix_diff(uint64_t w, const header& h, std::string_view key);
-  uint64_t* find_slot(std::string_view key);
+  // The first position in [h.depth, h.depth + h.plen) where `key` leaves
+  // the node's prefix, or h.depth + h.plen; ref() gives a key below the node
+  // when the header does not hold the whole prefix.
+  template <class Ref>
+  unsigned prefix_diff(const header& h, std::string_view key, Ref&& ref);
+  unsigned prefix_diff(uint64_t w, const header& h, std::string_view key) {
+    return prefix_diff(h, key, [&] { return min_key(w); });
+  }
 
-  // --- writers (bytes_write.hpp); the exclusive lock is held
+  // --- the descent of readers and writers (node_locks.hpp)
+  // false: met a concurrent change (restart). With `path`, notes each node
+  // passed and, in `owners`, the lock guarding the word it hangs from
+  // (owners->back() guards f.slot).
+  bool descend(std::string_view key, found& f, std::vector<path_step>* path = nullptr,
+               std::vector<seen>* owners = nullptr);
+
+  // --- writers (bytes_write.hpp); they hold the locks of what they change
   struct spot {
     uint64_t* slot;  // the word to change
     uint64_t w;      // what it holds
@@ -109,11 +124,13 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
     unsigned diff;   // mismatch: where the key leaves w's prefix
     unsigned d;      // no_child: the missing digit
     enum { empty, present, at_leaf, mismatch, no_child } what;
+    seen o;          // guards *slot
+    seen n;          // guards node w
+    bool full;       // no_child: w is full
   };
-  spot locate(std::string_view key);
+  bool locate(std::string_view key, spot& s);
   bool put(std::string_view key, std::string_view value, bool overwrite);
   uint64_t new_leaf(pending_blocks& pb, std::string_view key, std::string_view value);
-  void replace_leaf(uint64_t* slot, std::string_view key, std::string_view value);
 
   // --- walks (bytes_walk.hpp)
   template <class Enter, class Leaf, class Leave>
@@ -132,9 +149,9 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
 
   root_block* root_ = nullptr;
   common::mutant_switch<mutant> mutant_;  // nodes.hpp
-  std::shared_mutex mu_;
-  int64_t count_ = -1;           // records; -1 until counted (clean open)
-  std::vector<path_step> path_;  // remove()'s path (under the exclusive lock)
+  node_locks locks_;
+  common::writer_gate gate_;
+  record_count count_;
 };
 
 // ---------------------------------------------------------------- open
@@ -144,7 +161,7 @@ art_bytes_index<P>::art_bytes_index(pm::pool& p, open_kind kind, const index_con
     : bytes_index(p), kit(p), mutant_(cfg) {
   if (kind == open_kind::created) {
     root_ = common::create_root<root_block>(p_, P::k_magic_bytes);
-    count_ = 0;
+    count_.set(0);
     return;
   }
   root_ = common::attach_root<root_block>(p_, P::k_magic_bytes, P::k_name);
@@ -153,16 +170,15 @@ art_bytes_index<P>::art_bytes_index(pm::pool& p, open_kind kind, const index_con
     int64_t n = 0;
     recover(n);
     p_.fence();
-    count_ = n;
+    count_.set(n);
   }
 }
 
 // ---------------------------------------------------------------- readers
 
-// The first position in [h.depth, h.depth + h.plen) where `key` leaves node
-// w's prefix (a digit differs, or the key ends), or h.depth + h.plen.
 template <class P>
-unsigned art_bytes_index<P>::prefix_diff(uint64_t w, const header& h, std::string_view key) {
+template <class Ref>
+unsigned art_bytes_index<P>::prefix_diff(const header& h, std::string_view key, Ref&& ref) {
   const unsigned b = h.depth + h.plen, len = dg::length(key), n = dg::stored_count(h);
   for (unsigned i = 0; i < n; ++i) {
     unsigned q = h.depth + i;
@@ -171,30 +187,43 @@ unsigned art_bytes_index<P>::prefix_diff(uint64_t w, const header& h, std::strin
   if (h.plen == n) return b;
   unsigned from = h.depth + n;
   if (len <= from) return len;
-  return std::min(dg::first_diff(key, min_key(w), from), b);
+  return std::min(dg::first_diff(key, ref(), from), b);
 }
 
-// The word that names the key's leaf, or null. Optimistic: only stored
-// prefix digits are compared on the way down, the whole key at the leaf.
+// Optimistic descent (tree.hpp): only stored prefix digits are compared on
+// the way down, the whole key at the leaf.
 template <class P>
-uint64_t* art_bytes_index<P>::find_slot(std::string_view key) {
+bool art_bytes_index<P>::descend(std::string_view key, found& f, std::vector<path_step>* path,
+                                 std::vector<seen>* owners) {
   const unsigned len = dg::length(key);
+  seen o = locks_.see_root();
   uint64_t* slot = &root_->child;
   unsigned pos = 0;
+  if (path) path->clear(), owners->assign(1, o);
   for (;;) {
     uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (!w) return nullptr;
-    if (is_leaf(w)) return leaf_key(w) == key ? slot : nullptr;
-    header h = hdr(w);
-    PMINDEX_ASSERT(h.depth == pos);  // recovery repaired every half-done split
-    unsigned b = pos + h.plen;
-    if (len < b || !dg::stored_prefix_matches(h, key)) return nullptr;
-    if (len == b) {
-      slot = eok(w);  // a leaf or nothing
-      continue;
+    if (!w || is_leaf(w)) {
+      f = {slot, w && leaf_key(w) == key ? w : 0, o};
+      return true;
     }
-    slot = find(w, dg::at(key, b));
-    if (!slot) return nullptr;
+    seen n = locks_.see(w);
+    if (!o.still()) return false;  // w was o's child when n was read
+    header h = hdr(w);
+    if (h.depth != pos && !n.still_or_damaged(P::k_name)) return false;  // a split under way
+    unsigned b = pos + h.plen;
+    if (len < b || !dg::stored_prefix_matches(h, key)) {
+      f = {nullptr, 0, n};
+      return true;
+    }
+    unsigned d = dg::at_or_end(key, b);  // k_end: the end-of-key word (a leaf or nothing)
+    uint64_t* s = entry(w, d);
+    if (!s) {
+      f = {nullptr, 0, n};
+      return true;
+    }
+    if (path) path->push_back({slot, w, d}), owners->push_back(n);
+    slot = s;
+    o = n;
     pos = b + 1;
   }
 }
@@ -202,11 +231,13 @@ uint64_t* art_bytes_index<P>::find_slot(std::string_view key) {
 template <class P>
 bool art_bytes_index<P>::lookup(std::string_view key, std::string* value) {
   check_key(key);
-  std::shared_lock lk(mu_);
-  uint64_t* s = find_slot(key);
-  if (!s) return false;
-  if (value) value->assign(leaf_value(*s));
-  return true;
+  auto g = p_.pin();
+  for (;;) {
+    found f;
+    if (!descend(key, f)) continue;
+    if (f.lw && value) value->assign(leaf_value(f.lw));  // the block is immutable and pinned
+    if (f.owner.still()) return f.lw != 0;
+  }
 }
 
 }  // namespace pmindex::art::detail

@@ -17,10 +17,13 @@ namespace pmindex::art::detail {
 
 template <class P>
 check_result art_bytes_index<P>::check() {
-  std::unique_lock lk(mu_);
+  common::writer_gate::closed no_writers(gate_);
   int64_t n = 0;
   std::string e = check_tree(n);
-  return check_verdict((std::string(P::k_name) + " (keys=bytes)").c_str(), e, n, count_);
+  int64_t c = count_.get();
+  check_result r = check_verdict((std::string(P::k_name) + " (keys=bytes)").c_str(), e, n, c);
+  count_.set(c);
+  return r;
 }
 
 // Every node valid and at its header's depth, every leaf's key agreeing
@@ -122,6 +125,7 @@ std::string art_bytes_index<P>::check_tree(int64_t& n) {
 
 template <class P>
 void art_bytes_index<P>::trace(pm::pool::trace_sink& sink) {
+  common::writer_gate::closed no_writers(gate_);
   sink.add(p_.off(root_), sizeof(root_block));
   walk(
       root_->child, false,
@@ -140,7 +144,7 @@ void art_bytes_index<P>::trace(pm::pool::trace_sink& sink) {
 
 template <class P>
 index_stats art_bytes_index<P>::stats() {
-  std::shared_lock lk(mu_);
+  common::writer_gate::closed no_writers(gate_);
   uint64_t leaves = 0, depth_sum = 0, nodes[6] = {}, depth = 0;
   walk(
       root_->child, false,
@@ -156,7 +160,8 @@ index_stats art_bytes_index<P>::stats() {
         return false;
       },
       [&](walk_frame&) { --depth; });
-  return tree_stats<P>(p_, leaves, depth_sum, nodes, sizeof(*this));
+  return tree_stats<P>(p_, leaves, depth_sum, nodes,
+                       sizeof(*this) + k_sync_dram_bytes);
 }
 
 // ---------------------------------------------------------------- recovery

@@ -1,8 +1,8 @@
 // In-order walks of the byte-key WORT-family tree (included by
 // bytes_tree.hpp): one loop with an explicit stack, since a tree of keys up
 // to 4096 bytes can be thousands of nodes deep (recursion could overflow a
-// thread's stack). scan() and range() are walks from a start key under ONE
-// shared lock: both are atomic snapshots.
+// thread's stack). scan() and range() are walks from a start key with
+// writers excluded (the writer gate closed, shared): both are atomic snapshots.
 #pragma once
 
 namespace pmindex::art::detail {
@@ -95,7 +95,7 @@ void art_bytes_index<P>::scan_from(std::string_view from, Sink& sink) {
 template <class P>
 size_t art_bytes_index<P>::scan(std::string_view from, size_t count, record_buffer& out) {
   if (!count) return 0;
-  std::shared_lock lk(mu_);
+  common::writer_gate::shared_closed no_writers(gate_);
   size_t n = 0;
   auto sink = [&](std::string_view k, std::string_view v) {
     out.push_back(k, v);
@@ -108,7 +108,7 @@ size_t art_bytes_index<P>::scan(std::string_view from, size_t count, record_buff
 template <class P>
 size_t art_bytes_index<P>::range(std::string_view lo, std::string_view hi, record_buffer& out) {
   if (hi < lo) return 0;
-  std::shared_lock lk(mu_);
+  common::writer_gate::shared_closed no_writers(gate_);
   size_t n0 = out.size();
   auto sink = [&](std::string_view k, std::string_view v) {
     if (k > hi) return true;

@@ -23,12 +23,12 @@ index_entry family_entry(const char* description, const char* growth_pass) {
   e.family = "art";
   e.description = description;
   e.paper = "WORT (FAST'17)";
-  e.concurrent = true;  // one reader-writer lock
+  e.concurrent = true;  // per-node version locks (art/detail/node_locks.hpp)
   e.modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr};
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = art_bytes_index<Policy>::k_max_key;
   e.max_value = art_bytes_index<Policy>::k_max_value;
-  e.scan_guarantee = "atomic snapshot (a scan or range holds the shared lock throughout)";
+  e.scan_guarantee = "atomic snapshot (a scan or range excludes writers throughout: it closes the writer gate)";
   // Exhaustive crash points over a history in which one node passes
   // Node4 -> 16 -> 48 -> 256 and prefixes split at every depth (400 keys: the
   // first 300 operations only grow); --stats proves the growth happened.

@@ -158,11 +158,12 @@ class node_kit {
       if (load_eok(w) && f(k_end, eok(w))) return true;
     return visit(w, [&](auto ops, auto* n) { return ops.for_each(n, f); });
   }
-  // The smallest / largest leaf word below a child word (0 if none).
+  // The smallest / largest leaf word below a child word (0 if none; beside
+  // writers also when a word was cleared under the walk: the caller restarts).
   uint64_t min_leaf_word(uint64_t w) {
     while (w && !is_leaf(w)) {
       uint64_t next = 0;
-      for_each_entry(w, [&](unsigned, uint64_t* s) { return (next = *s), true; });
+      for_each_entry(w, [&](unsigned, uint64_t* s) { return (next = __atomic_load_n(s, __ATOMIC_ACQUIRE)), true; });
       w = next;
     }
     return w;
@@ -176,7 +177,7 @@ class node_kit {
     return w;
   }
 
-  // --- building (the exclusive lock is held)
+  // --- building (the writer holds the locks of the nodes it changes)
   uint64_t new_node(pending_blocks& pb, kind k, uint64_t hdr_word) {
     uint64_t w = tag(pb.alloc(node_size(k)), k);
     visit(w, [&](auto ops, auto* n) { ops.init(n, hdr_word); });
@@ -208,8 +209,9 @@ class node_kit {
   }
   void flush_node(uint64_t w) { p_.flush(p_.ptr(off_of(w)), node_size(kind_of(w))); }
 
-  // --- commits (the exclusive lock is held; the new leaf lw is written and
-  // flushed by the caller, not fenced)
+  // --- commits (the writer holds the lock of each node whose word it
+  // stores, node_locks.hpp; the new leaf lw is written and flushed by the
+  // caller, not fenced)
 
   // An empty slot (a child word or an end-of-key word) gets the leaf.
   void publish_leaf(uint64_t* slot, uint64_t lw) {
@@ -275,30 +277,46 @@ class node_kit {
     p_.store_persist(slot, m);  // commit
     if constexpr (P::k_cow_split) p_.retire(off_of(w));
   }
-  // Removes the leaf lw at the end of `path` (depth steps below the root
-  // slot): the entry goes from the lowest node that keeps another one, with
-  // one commit; when that node would keep a single leaf, its slot is swung
-  // to that leaf instead. Every block unlinked is retired after the commit.
-  void unlink(uint64_t* root_slot, const path_step* path, int depth, uint64_t lw) {
+  // Where the remove of the leaf at the end of `path` (depth steps below the
+  // root slot) commits: the lowest node on the path that keeps another
+  // entry (-1: none; the root word is cleared). *swings: that node's own
+  // slot is swung (the node replaced by its last leaf, or by a copy) rather
+  // than the node changed in place. The nodes below it are unlinked.
+  int unlink_top(const path_step* path, int depth, bool* swings) {
     int i = depth - 1;
     while (i >= 0 && count(path[i].w) == 1) --i;
-    int first_dead = i + 1;
-    if (i < 0) {
+    if (i < 0) return *swings = true, i;
+    kind k = kind_of(path[i].w);
+    *swings = last_leaf(path[i]) || (path[i].d != k_end && P::k_cow_small && (k == k_n4 || k == k_n16));
+    return i;
+  }
+  // Removes that leaf lw, committing at path[top] (unlink_top): the entry
+  // goes with one commit; when the node would keep a single leaf, its slot
+  // is swung to that leaf instead. Every block unlinked is retired after the
+  // commit. (Threads: the writer holds the locks of path[top..depth) and,
+  // when it swings, of the word above path[top].)
+  void unlink(uint64_t* root_slot, const path_step* path, int depth, int top, uint64_t lw) {
+    int first_dead = top + 1;
+    if (top < 0) {
       p_.store_persist(root_slot, 0);  // commit: the tree is empty
     } else {
-      const path_step& st = path[i];
-      uint64_t other = 0;
-      if (count(st.w) == 2)
-        for_each_entry(st.w, [&](unsigned d, uint64_t* s) { return d != st.d ? (other = *s, true) : false; });
-      if (other && is_leaf(other)) {
+      const path_step& st = path[top];
+      if (uint64_t other = last_leaf(st)) {
         p_.store_persist(st.slot, other);  // commit: the node is replaced by its last leaf
-        first_dead = i;
+        first_dead = top;
       } else {
         remove_entry(st.slot, st.w, st.d);
       }
     }
     for (int j = first_dead; j < depth; ++j) p_.retire(off_of(path[j].w));
     p_.retire(off_of(lw));
+  }
+  // The other entry of st.w if it has two and that one is a leaf, else 0.
+  uint64_t last_leaf(const path_step& st) {
+    uint64_t other = 0;
+    if (count(st.w) == 2)
+      for_each_entry(st.w, [&](unsigned d, uint64_t* s) { return d != st.d ? (other = *s, true) : false; });
+    return is_leaf(other) ? other : 0;
   }
   void remove_entry(uint64_t* slot, uint64_t w, unsigned d) {
     if constexpr (Eok)

@@ -18,28 +18,35 @@
 // word, a Node4 meta word, a Node16 bitmap, a Node48 index byte, a node
 // header, or a leaf value. See tree_write.hpp for the protocols.
 //
-// Threads: the originals are single-threaded. Here a std::shared_mutex
-// serialises writers against everything; lookups and scans take it shared.
-// A writer persists each change before it releases the lock, so a reader
-// never sees a state a crash could undo (no UNPERSISTED bits needed). For the
-// same reason readers do not pin an epoch: a writer retires a block only
-// after unlinking it under the exclusive lock, so no reader can still hold
-// it; retire() (not free()) keeps the unlink-durable-before-reuse rule.
-// range() is one walk under one shared lock, an atomic snapshot like scan().
+// Threads: the originals are single-threaded. Here writers lock single
+// nodes (optimistic lock coupling, node_locks.hpp): lookups write nothing
+// and restart when a node they read changed; writers on different nodes run
+// in parallel; a writer holds a node's lock until its commit is durable, so
+// no reader sees a state a crash could undo. Every operation is pinned
+// (epochs): retired blocks stay readable while a reader may hold them.
+// Scans and ranges close the writer gate (common/writer_gate.hpp, shared:
+// beside other scans, not beside writers), so each is an atomic snapshot as
+// before; writers pay one exchange on a line of their own for the gate.
+// check(), stats() and trace() close it too.
+// What that costs besides the unchanged flushes and fences: a lookup, the
+// epoch pin (one fence) and two loads of a version per node; a writer, the
+// same plus the gate and one CAS and one store per node it locks. DRAM per
+// tree: 128 KiB of version stripes, 32 KiB of per-thread record counts, the
+// gate's 32 KiB.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "art/detail/layout.hpp"
+#include "art/detail/node_locks.hpp"
 #include "art/detail/nodes.hpp"
 #include "common/mutant.hpp"
 #include "common/root_block.hpp"
+#include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 
@@ -77,18 +84,26 @@ class art_index final : public u64_index, node_kit<P, false> {
   }
   // `key` with the digits of node w's prefix in place of its own (digits
   // [h.depth, h.depth + h.plen)); from a leaf when the header holds only
-  // part of a long prefix.
-  uint64_t ref_key(uint64_t w, const header& h, uint64_t key) {
-    if (h.plen <= dg::k_stored) return dg::with_stored_prefix(h, key);
+  // part of a long prefix (any leaf below w has w's prefix; false: beside
+  // writers the walk to one met a cleared word, restart).
+  bool ref_key(uint64_t w, const header& h, uint64_t key, uint64_t* ref) {
+    if (h.plen <= dg::k_stored) return *ref = dg::with_stored_prefix(h, key), true;
+    leaf* l = min_leaf(w);
+    if (!l) return false;
     uint64_t m = dg::mask(h.depth, h.depth + h.plen);
-    return (key & ~m) | (min_leaf(w)->key & m);
+    return *ref = (key & ~m) | (l->key & m), true;
   }
 
-  // --- writers (tree_write.hpp); the exclusive lock is held
+  // --- the descent of readers and writers (node_locks.hpp)
+  // false: the descent met a concurrent change (restart). With `path`,
+  // notes each node passed (path[j]) and the lock guarding the word it hangs
+  // from (owners[j]; owners[depth] guards f.slot).
+  bool descend(uint64_t key, found& f, path_step* path = nullptr, seen* owners = nullptr, int* depth = nullptr);
+
+  // --- writers (tree_write.hpp); they hold the locks of what they change
   void add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned d, uint64_t lw);
   void split_prefix(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned pos, unsigned diff, uint64_t ref,
                     uint64_t key, uint64_t lw);
-  leaf* find_leaf(uint64_t key);
 
   // --- readers
   // What a walk from `from` fills: scan() up to `count` records into an
@@ -129,8 +144,9 @@ class art_index final : public u64_index, node_kit<P, false> {
 
   root_block* root_ = nullptr;
   common::mutant_switch<mutant> mutant_;  // nodes.hpp
-  std::shared_mutex mu_;
-  int64_t count_ = -1;  // records; -1 until counted (clean open)
+  node_locks locks_;
+  common::writer_gate gate_;
+  record_count count_;
 };
 
 // ---------------------------------------------------------------- open
@@ -140,7 +156,7 @@ art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg)
     : u64_index(p), kit(p), mutant_(cfg) {
   if (kind == open_kind::created) {
     root_ = common::create_root<root_block>(p_, P::k_magic);
-    count_ = 0;
+    count_.set(0);
     return;
   }
   root_ = common::attach_root<root_block>(p_, P::k_magic, P::k_name);
@@ -150,7 +166,7 @@ art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg)
     int64_t n = 0;
     recover_rec(&root_->child, 0, n);
     p_.fence();
-    count_ = n;
+    count_.set(n);
   }
 }
 
@@ -158,51 +174,73 @@ art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg)
 
 template <class P>
 std::optional<uint64_t> art_index<P>::lookup(uint64_t key) {
-  std::shared_lock lk(mu_);
-  leaf* l = find_leaf(key);
-  if (!l) return std::nullopt;
-  return __atomic_load_n(&l->value, __ATOMIC_ACQUIRE);
+  auto g = p_.pin();
+  for (;;) {
+    found f;
+    if (!descend(key, f)) continue;
+    uint64_t v = f.lw ? __atomic_load_n(&leaf_at(f.lw)->value, __ATOMIC_ACQUIRE) : 0;
+    if (!f.owner.still()) continue;  // the word or the value changed (or is not durable yet)
+    if (!f.lw) return std::nullopt;
+    return v;
+  }
 }
 
 // Optimistic descent: only the stored prefix digits are compared on the way
-// down; the full key is compared at the leaf.
+// down; the full key is compared at the leaf (leaf keys never change).
 template <class P>
-leaf* art_index<P>::find_leaf(uint64_t key) {
-  uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
+bool art_index<P>::descend(uint64_t key, found& f, path_step* path, seen* owners, int* depth) {
+  seen o = locks_.see_root();
+  uint64_t* slot = &root_->child;
   unsigned pos = 0;
-  while (w) {
-    if (is_leaf(w)) {
-      leaf* l = leaf_at(w);
-      return l->key == key ? l : nullptr;
+  int dep = 0;
+  if (owners) owners[0] = o;
+  for (;;) {
+    uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!w || is_leaf(w)) {
+      f = {slot, w && leaf_at(w)->key == key ? w : 0, o};
+      break;
     }
+    seen n = locks_.see(w);
+    if (!o.still()) return false;  // w was o's child when n was read
     header h = hdr(w);
-    PMINDEX_ASSERT(h.depth == pos);  // recovery repaired every half-done split
-    if (!dg::stored_prefix_matches(h, key)) return nullptr;
+    if (h.depth != pos && !n.still_or_damaged(P::k_name)) return false;  // a split under way
+    if (!dg::stored_prefix_matches(h, key)) {
+      f = {nullptr, 0, n};
+      break;
+    }
     pos += h.plen;
-    uint64_t* s = find(w, dg::at(key, pos));
-    if (!s) return nullptr;
-    w = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+    unsigned d = dg::at(key, pos);
+    uint64_t* s = find(w, d);
+    if (!s) {
+      f = {nullptr, 0, n};
+      break;
+    }
+    if (path) path[dep] = {slot, w, d}, owners[dep + 1] = n;
+    ++dep;
+    slot = s;
+    o = n;
     ++pos;
   }
-  return nullptr;
+  if (depth) *depth = dep;
+  return true;
 }
 
 template <class P>
 size_t art_index<P>::scan(uint64_t from, size_t count, record* out) {
   if (!count) return 0;
-  std::shared_lock lk(mu_);
+  common::writer_gate::shared_closed no_writers(gate_);
   scan_state s{from, count, out, 0};
   uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
   if (w) scan_rec(w, 0, true, s);
   return s.n;
 }
 
-// One walk under one shared lock: an atomic snapshot like scan() (the
-// generic index::range would release the lock between batches).
+// One walk with writers excluded: an atomic snapshot like scan() (the
+// generic index::range would let writers in between batches).
 template <class P>
 size_t art_index<P>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
   if (lo > hi) return 0;
-  std::shared_lock lk(mu_);
+  common::writer_gate::shared_closed no_writers(gate_);
   size_t n0 = out.size();
   range_state s{lo, hi, &out};
   uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
@@ -224,8 +262,10 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
   header h = hdr(w);
   unsigned b = pos + h.plen;
   if (bounded && h.plen) {
-    uint64_t m = dg::mask(pos, b);
-    uint64_t mine = ref_key(w, h, s.from) & m, want = s.from & m;
+    uint64_t m = dg::mask(pos, b), ref;
+    bool ok = ref_key(w, h, s.from, &ref);
+    PMINDEX_ASSERT(ok);  // no writer runs beside a scan
+    uint64_t mine = ref & m, want = s.from & m;
     if (mine < want) return false;  // the whole subtree sorts below `from`
     if (mine > want) bounded = false;
   }

@@ -6,8 +6,7 @@
 // disagrees with the position it is found at: the only inconsistent state a
 // crash can leave (a WORT/WOART prefix split interrupted between the header
 // store and the parent swing; tree_write.hpp). The repair is done here and
-// not lazily by writers because readers hold only a shared lock and must not
-// write; after recovery no such node exists (check() asserts it).
+// not lazily by writers because readers write nothing; after recovery no such node exists (check() asserts it).
 // The repair rewrites the header from the leaves: the branch digit
 // b = depth + plen is the same before and after the interrupted split, and
 // the digits [position, b) are those of any leaf below (the smallest and
@@ -20,13 +19,16 @@ namespace pmindex::art::detail {
 
 template <class P>
 check_result art_index<P>::check() {
-  std::unique_lock lk(mu_);
+  common::writer_gate::closed no_writers(gate_);
   int64_t n = 0;
   bool have_prev = false;
   uint64_t prev = 0;
   std::string e;
   if (uint64_t w = root_->child) e = check_rec(w, 0, 0, 0, n, have_prev, prev);
-  return check_verdict(P::k_name, e, n, count_);
+  int64_t c = count_.get();
+  check_result r = check_verdict(P::k_name, e, n, c);
+  count_.set(c);
+  return r;
 }
 
 template <class P>
@@ -93,6 +95,7 @@ void art_index<P>::walk(uint64_t w, unsigned depth, F&& f) {
 
 template <class P>
 void art_index<P>::trace(pm::pool::trace_sink& sink) {
+  common::writer_gate::closed no_writers(gate_);
   sink.add(p_.off(root_), sizeof(root_block));
   if (uint64_t w = root_->child)
     walk(w, 0, [&](uint64_t x, unsigned) {
@@ -102,7 +105,7 @@ void art_index<P>::trace(pm::pool::trace_sink& sink) {
 
 template <class P>
 index_stats art_index<P>::stats() {
-  std::shared_lock lk(mu_);
+  common::writer_gate::closed no_writers(gate_);
   uint64_t leaves = 0, depth_sum = 0, nodes[6] = {};
   if (uint64_t w = root_->child)
     walk(w, 0, [&](uint64_t x, unsigned depth) {
@@ -113,7 +116,8 @@ index_stats art_index<P>::stats() {
         ++nodes[kind_of(x)];
       }
     });
-  return tree_stats<P>(p_, leaves, depth_sum, nodes, sizeof(*this));
+  return tree_stats<P>(p_, leaves, depth_sum, nodes,
+                       sizeof(*this) + k_sync_dram_bytes);
 }
 
 // Validates one child word enough to follow it (recovery must not crash on a

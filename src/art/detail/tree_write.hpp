@@ -1,5 +1,11 @@
-// Writers of the WORT-family core (included by tree.hpp). The exclusive lock
-// is held throughout. The protocols, each ending in ONE atomic commit store
+// Writers of the WORT-family core (included by tree.hpp). Each descends
+// optimistically, then locks what it changes (node_locks.hpp): an in-place
+// insert its node; a growth, copy or leaf-to-node change also the node
+// whose word it swings (or the root lock); an update the node whose word
+// names the leaf; a remove every node it unlinks and the node it commits in
+// (and the word above that one when it swings it). A lock that no longer
+// shows the version the descent read restarts the operation. The
+// protocols, each ending in ONE atomic commit store
 // (the node-level ones are node_kit's, nodes.hpp, shared with the byte
 // layout); the new leaf is flushed when written, each protocol fences
 // before its commit:
@@ -37,74 +43,100 @@ namespace pmindex::art::detail {
 // insert, callgrind).
 template <class P>
 [[gnu::flatten]] bool art_index<P>::insert(uint64_t key, uint64_t value) {
-  std::unique_lock lk(mu_);
-  uint64_t* slot = &root_->child;
-  unsigned pos = 0;
-  uint64_t w;
-  // Descend to where the key belongs; nothing is written on the way.
-  enum { empty, at_leaf, mismatch, no_child } what;
-  unsigned diff = 0, d = 0;
-  uint64_t ref = 0;
+  writer_scope ws(p_, gate_);
+  pending_blocks pb(p_);  // frees what it allocated unless committed
+  uint64_t lw = 0;
   for (;;) {
-    w = *slot;
-    if (!w) {
-      what = empty;
-      break;
-    }
-    if (is_leaf(w)) {
-      if (leaf_at(w)->key == key) return false;
-      what = at_leaf;
-      break;
-    }
-    header h = hdr(w);
-    PMINDEX_ASSERT(h.depth == pos);
-    unsigned b = pos + h.plen;
-    if (h.plen) {
-      ref = ref_key(w, h, key);
-      diff = dg::first_diff(key, ref);
-      if (diff < b) {
-        what = mismatch;
+    // Descend to where the key belongs; nothing is written on the way.
+    seen o = locks_.see_root(), n{};  // o guards *slot; n guards node w
+    uint64_t* slot = &root_->child;
+    unsigned pos = 0;
+    uint64_t w;
+    enum { empty, at_leaf, mismatch, no_child, restart } what;
+    unsigned diff = 0, d = 0;
+    uint64_t ref = 0;
+    bool full = false;
+    for (;;) {
+      w = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+      if (!w) {
+        what = empty;
         break;
       }
+      if (is_leaf(w)) {
+        what = at_leaf;
+        break;
+      }
+      n = locks_.see(w);
+      header h = hdr(w);
+      if (!o.still() || (h.depth != pos && !n.still_or_damaged(P::k_name))) {  // (a split under way)
+        what = restart;
+        break;
+      }
+      unsigned b = pos + h.plen;
+      if (h.plen) {
+        if (!ref_key(w, h, key, &ref)) {
+          what = restart;
+          break;
+        }
+        diff = dg::first_diff(key, ref);
+        if (diff < b) {
+          what = mismatch;
+          break;
+        }
+      }
+      d = dg::at(key, b);
+      uint64_t* s = find(w, d);
+      if (!s) {
+        full = visit(w, [&](auto ops, auto* nd) { return ops.full(nd); });
+        what = no_child;
+        break;
+      }
+      slot = s;
+      o = n;
+      pos = b + 1;
     }
-    d = dg::at(key, b);
-    uint64_t* s = find(w, d);
-    if (!s) {
-      what = no_child;
-      break;
+    if (what == restart) continue;
+    if (what == at_leaf && leaf_at(w)->key == key) {
+      if (o.still()) return false;
+      continue;
     }
-    slot = s;
-    pos = b + 1;
-  }
-
-  pending_blocks pb(p_);  // frees what it allocated unless committed
-  uint64_t loff = pb.alloc(k_leaf_size);
-  leaf* l = p_.template ptr<leaf>(loff);
-  l->key = key;
-  l->value = value;
-  p_.flush(l, k_leaf_size);  // every protocol below fences before its commit
-  uint64_t lw = tag(loff, k_leaf);
-  switch (what) {
-    case empty:
-      kit::publish_leaf(slot, lw);
-      break;
-    case at_leaf: {
-      uint64_t other = leaf_at(w)->key;
-      unsigned b = dg::first_diff(key, other);
-      PMINDEX_ASSERT(b >= pos && b < dg::k_levels);
-      kit::publish_pair(pb, slot, dg::make_header(pos, b - pos, key), dg::at(other, b), w, dg::at(key, b),
-                        lw);
-      break;
+    if (!lw) {  // once, before any lock
+      uint64_t loff = pb.alloc(k_leaf_size);
+      leaf* l = p_.template ptr<leaf>(loff);
+      l->key = key;
+      l->value = value;
+      p_.flush(l, k_leaf_size);  // every protocol below fences before its commit
+      lw = tag(loff, k_leaf);
     }
-    case mismatch:
-      split_prefix(pb, slot, w, pos, diff, ref, key, lw);
-      break;
-    case no_child:
-      add_child(pb, slot, w, d, lw);
-      break;
+    before_lock();  // (test builds: the race hook)
+    lock_set held;
+    kind k = kind_of(w);
+    bool in_place = what == no_child && !full && !(P::k_cow_small && (k == k_n4 || k == k_n16));
+    bool ok = what == empty || what == at_leaf ? held.upgrade(o)
+                                               : (in_place || held.upgrade(o)) && held.upgrade(n);
+    if (!ok) continue;
+    switch (what) {
+      case empty:
+        kit::publish_leaf(slot, lw);
+        break;
+      case at_leaf: {
+        uint64_t other = leaf_at(w)->key;
+        unsigned b = dg::first_diff(key, other);
+        PMINDEX_ASSERT(b >= pos && b < dg::k_levels);
+        kit::publish_pair(pb, slot, dg::make_header(pos, b - pos, key), dg::at(other, b), w, dg::at(key, b),
+                          lw);
+        break;
+      }
+      case mismatch:
+        split_prefix(pb, slot, w, pos, diff, ref, key, lw);
+        break;
+      default:
+        add_child(pb, slot, w, d, lw);
+    }
+    break;
   }
   pb.commit();
-  if (count_ >= 0) ++count_;
+  count_.add(ws.slot, 1);
   return true;
 }
 
@@ -128,7 +160,7 @@ void art_index<P>::add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, uns
       auto* n = p_.template ptr<node16>(off_of(w));
       p_.fence();  // the leaf (flushed by insert) durable
       uint64_t b = n->bitmap;
-      unsigned s = unsigned(std::countr_zero(~b));
+      unsigned s = unsigned(std::countr_zero(~b)) & 15;  // (never full here; & 15 tells the compiler)
       __atomic_store_n(&n->key[s], uint8_t(d), __ATOMIC_RELEASE);
       p_.store_persist(&n->bitmap, b | uint64_t{1} << s);
       p_.store_persist(&n->child[s], lw);
@@ -159,39 +191,45 @@ void art_index<P>::split_prefix(pending_blocks& pb, uint64_t* slot, uint64_t w, 
 
 template <class P>
 bool art_index<P>::update(uint64_t key, uint64_t value) {
-  std::unique_lock lk(mu_);
-  leaf* l = find_leaf(key);
-  if (!l) return false;
-  p_.store_persist(&l->value, value);  // commit: one 8-byte store
-  return true;
+  writer_scope ws(p_, gate_);
+  for (;;) {
+    found f;
+    settled r = settle(descend(key, f), f);
+    if (r == settled::absent) return false;
+    if (r == settled::restart) continue;
+    before_lock();  // (test builds: the race hook)
+    lock_set held;
+    if (!held.upgrade(f.owner)) continue;
+    p_.store_persist(&leaf_at(f.lw)->value, value);  // commit: one 8-byte store
+    return true;
+  }
 }
 
 template <class P>
 [[gnu::flatten]] bool art_index<P>::remove(uint64_t key) {
-  std::unique_lock lk(mu_);
+  writer_scope ws(p_, gate_);
   path_step path[dg::k_levels];
-  int depth = 0;
-  uint64_t* slot = &root_->child;
-  unsigned pos = 0;
+  seen owners[dg::k_levels + 1];
   for (;;) {
-    uint64_t w = *slot;
-    if (!w) return false;
-    if (is_leaf(w)) {
-      if (leaf_at(w)->key != key) return false;
-      break;
-    }
-    header h = hdr(w);
-    if (!dg::stored_prefix_matches(h, key)) return false;
-    pos += h.plen;
-    unsigned d = dg::at(key, pos);
-    uint64_t* s = find(w, d);
-    if (!s) return false;
-    path[depth++] = {slot, w, d};
-    slot = s;
-    ++pos;
+    found f;
+    int depth = 0;
+    settled r = settle(descend(key, f, path, owners, &depth), f);
+    if (r == settled::absent) return false;
+    if (r == settled::restart) continue;
+    bool swings;
+    int top = kit::unlink_top(path, depth, &swings);
+    // owners[j + 1] guards path[j].w: lock the nodes from path[top] down
+    // (top = -1: the root word too), and the word above path[top] when it
+    // is swung.
+    before_lock();  // (test builds: the race hook)
+    lock_set held;
+    bool ok = true;
+    for (int j = swings && top >= 0 ? top : top + 1; ok && j <= depth; ++j) ok = held.upgrade(owners[j]);
+    if (!ok) continue;
+    kit::unlink(&root_->child, path, depth, top, f.lw);
+    break;
   }
-  kit::unlink(&root_->child, path, depth, *slot);
-  if (count_ >= 0) --count_;
+  count_.add(ws.slot, -1);
   return true;
 }
 

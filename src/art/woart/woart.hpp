@@ -12,9 +12,10 @@
 //
 // Guarantees: durably linearizable point operations; every change commits
 // with one failure-atomic store (8 bytes, or the Node48 index byte); scans
-// are atomic snapshots (shared lock).
-// Threads: single-threaded in the paper; here a std::shared_mutex, writers
-// exclusive, readers shared; readers never see unpersisted state.
+// are atomic snapshots (they exclude writers).
+// Threads: single-threaded in the paper; here per-node version locks
+// (art/detail/node_locks.hpp: lookups validate, writers lock the nodes they
+// change); readers never see unpersisted state.
 // Cost: insert ~2-3 flushes, 2 fences in place; a node growth flushes the
 // whole new node (up to 33 lines for Node256); update 1 + 1.
 //

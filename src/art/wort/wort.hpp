@@ -11,12 +11,13 @@
 // (depth disagrees with position; header rebuilt from the leaves below).
 //
 // Guarantees: durably linearizable point operations; every change commits
-// with one 8-byte failure-atomic store; no logging. Scans run under the
-// shared lock, so they are atomic snapshots.
-// Threads: the original is single-threaded; here one std::shared_mutex
-// (writers exclusive, lookups and scans shared) lets the harness run it on
-// several threads. A writer persists before it unlocks, so readers never see
-// an unpersisted state.
+// with one 8-byte failure-atomic store; no logging. Scans exclude writers
+// (the writer gate), so they are atomic snapshots.
+// Threads: the original is single-threaded; here optimistic lock coupling
+// on per-node version locks (art/detail/node_locks.hpp): lookups write
+// nothing and validate, writers lock only the nodes they change and persist
+// before they unlock, so readers never see an unpersisted state; writers on
+// different nodes run in parallel.
 // Cost: insert ~2 flushes, 2 fences (leaf + one child word), ~3 flushes,
 // 3 fences when a prefix splits; update 1 + 1; remove 1 + 1.
 //
@@ -32,7 +33,7 @@
 // and swings the word that names the leaf (L + 1, 2 fences), the old block
 // retired; a remove clears or swings one word (1 + 1). Half-done splits are
 // detected and repaired as for u64 keys. Scans and ranges are atomic
-// snapshots (shared lock) in both layouts.
+// snapshots (writers excluded) in both layouts.
 // Caveats: nodes with one child are left in place unless that child is a
 // leaf; the shared code is in art/detail/ (tree.hpp, bytes_tree.hpp,
 // nodes.hpp).
