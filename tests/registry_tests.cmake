@@ -78,8 +78,10 @@ foreach(_i RANGE ${_last})
     _pm_test(crash_${_name}_threads4 crash 300 ${_ct} --threads 4 --images 600 --ops 400 --keyset shared --keys 32 --seed 4)
   endif()
   if(_bytes)
+    # 3/5 of the random run's images (1500 for the default 2500).
+    math(EXPR _bytes_images "${_images} * 3 / 5")
     _pm_test(crash_${_name}_bytes crash 300 ${PMINDEX_BIN} crashtest --index ${_name} --params keys=bytes ${_ba}
-             --dataset ${_pm_long_keys} --value-size 100 --images 1500 --ops 1500 --seed 7)
+             --dataset ${_pm_long_keys} --value-size 100 --images ${_bytes_images} --ops 1500 --seed 7)
     _pm_test(crash_${_name}_bytes_exhaustive crash 300 ${PMINDEX_BIN} crashtest --index ${_name} --params keys=bytes
              ${_ba} --dataset ${_pm_short_keys} --value-size 20 --exhaustive --ops 50 --keys 16 --seed 8)
   endif()

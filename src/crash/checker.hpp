@@ -93,7 +93,8 @@ class checker final : public shadow_observer::listener {
   // --- crash points (crashtest.cpp)
   bool wants(uint64_t k) override;
   void crash(uint64_t k, bool frozen) override;
-  void run_image(uint64_t k, uint64_t v, const std::vector<candidate>& c, bool frozen, uint64_t parent_used);
+  size_t run_images(uint64_t k, const std::vector<uint64_t>& vs, size_t first, const std::vector<candidate>& c,
+                    bool frozen, uint64_t parent_used);
   std::string save_image(uint64_t k, uint64_t v, const std::vector<candidate>& c);
   std::string where(uint64_t k) const;
   void report_violation(const std::string& what);

@@ -1,5 +1,5 @@
 // The crash checker's driver: chooses crash points, forks one child per
-// crash image, collects verdicts, saves failing images.
+// crash point to check its images, collects verdicts, saves failing images.
 #include "pmindex/crash/crashtest.hpp"
 
 #include <fcntl.h>
@@ -11,7 +11,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "checker.hpp"
 #include "image.hpp"
@@ -137,56 +139,118 @@ void checker::crash(uint64_t k, bool frozen) {
   // Blocks handed out right now: a crash image may reach no more than these.
   uint64_t used = UINT64_MAX;
   if (idx_ && phase_ != phase::creating && frozen) used = idx_->pool().usage().used_blocks;
-  for (uint64_t v : variants) {
-    if (stop_) break;
-    run_image(k, v, cands, frozen, used);
-  }
+  for (size_t i = 0; i < variants.size() && !stop_;) i += run_images(k, variants, i, cands, frozen, used);
 }
 
-void checker::run_image(uint64_t k, uint64_t v, const std::vector<candidate>& c, bool frozen, uint64_t used) {
+namespace {
+// The page a child writes its verdicts to.
+struct verdict_page {
+  uint64_t passed;  // images of the batch that passed, in order
+  char text[4096 - sizeof(uint64_t)];  // "ok", or the first failing image's verdict
+};
+
+// A memfd holding the pool image at base (its resident pages; the others
+// were never touched, and holes read as zeros): every private mapping of it
+// is a fresh copy-on-write image. -1 if the kernel refuses (the caller then
+// checks one image per child).
+int image_memfd(char* base, uint64_t size) {
+  constexpr uint64_t k_page = 4096;
+  std::vector<unsigned char> res((size + k_page - 1) / k_page);
+  if (mincore(base, size, res.data()) != 0) std::fill(res.begin(), res.end(), 1);
+  int fd = memfd_create("pmindex-crash-image", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  bool ok = ftruncate(fd, static_cast<off_t>(size)) == 0;
+  for (uint64_t i = 0; ok && i < res.size();) {
+    if (!(res[i] & 1)) {
+      ++i;
+      continue;
+    }
+    uint64_t j = i;
+    while (j < res.size() && (res[j] & 1)) ++j;  // one write per resident run
+    uint64_t off = i * k_page, len = std::min(size, j * k_page) - off;
+    ok = pwrite(fd, base + off, len, static_cast<off_t>(off)) == static_cast<ssize_t>(len);
+    i = j;
+  }
+  if (!ok) ::close(fd);
+  return ok ? fd : -1;
+}
+}  // namespace
+
+// Checks the images variants[first..] of crash point k in ONE child: a fork
+// costs ~2 ms in a sanitizer build, more than most recoveries, and an
+// exhaustive point has several images. Each image but the last is a private
+// mapping of a memfd holding the point's pool (a fresh copy at an address of
+// its own, so every recovery starts from the same bytes); the last moves the
+// child's snapshot itself, as a lone image does. The first failing image
+// ends the child: the parent records it and forks again for the rest.
+// Returns the number of images accounted for (at least one).
+size_t checker::run_images(uint64_t k, const std::vector<uint64_t>& vs, size_t first, const std::vector<candidate>& c,
+                           bool frozen, uint64_t used) {
+  static_assert(sizeof(verdict_page) == k_msg);
+  auto* page = reinterpret_cast<verdict_page*>(msg_);
   std::memset(msg_, 0, k_msg);
   pid_t pid = fork();  // the child ends with _exit: no stdio buffer is written twice
   if (pid < 0) throw error(errc::io, std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     // The child: a copy-on-write snapshot of the pool, the shadow and the log.
-    alarm(c_.child_timeout);
     if (!c_.verbose) {
       int fd = ::open("/dev/null", O_WRONLY);
       if (fd >= 0) dup2(fd, 2);
     }
     char* base = obs_->base();
     const uint64_t size = obs_->size();
-    apply_variant(c, c_.seed, k, v, base);
-    // Move the pool: an index that kept a virtual address crashes or fails.
-    void* dst = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    void* moved = dst == MAP_FAILED ? MAP_FAILED
-                                    : mremap(base, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
-    std::string verdict;
-    if (moved == MAP_FAILED) {
-      verdict = "checker: cannot move the pool";
-    } else {
-      try {
-        verdict = oracle(static_cast<char*>(moved), frozen, used);
-      } catch (const std::exception& e) {
-        verdict = std::string("exception: ") + e.what();
+    const int fd = vs.size() - first > 1 ? image_memfd(base, size) : -1;
+    const size_t last = fd < 0 ? first : vs.size() - 1;
+    for (size_t j = first; j <= last; ++j) {
+      alarm(c_.child_timeout);
+      std::string verdict;
+      void* img = MAP_FAILED;
+      if (j < last) {
+        img = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (img != MAP_FAILED) apply_variant(c, c_.seed, k, vs[j], static_cast<char*>(img));
+      } else {
+        apply_variant(c, c_.seed, k, vs[j], base);
+        // Move the pool: an index that kept a virtual address crashes or fails.
+        void* dst = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        img = dst == MAP_FAILED ? MAP_FAILED : mremap(base, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
       }
+      if (img == MAP_FAILED) {
+        verdict = "checker: cannot map the crash image";
+      } else {
+        try {
+          verdict = oracle(static_cast<char*>(img), frozen, used);
+        } catch (const std::exception& e) {
+          verdict = std::string("exception: ") + e.what();
+        }
+        if (j < last) munmap(img, size);
+      }
+      if (!verdict.empty()) {
+        std::snprintf(page->text, sizeof page->text, "%s", verdict.c_str());
+        _exit(1);
+      }
+      page->passed = j - first + 1;
     }
-    std::snprintf(msg_, k_msg, "%s", verdict.empty() ? "ok" : verdict.c_str());
-    _exit(verdict.empty() ? 0 : 1);
+    std::snprintf(page->text, sizeof page->text, "ok");
+    _exit(0);
   }
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
+  const uint64_t passed = std::min<uint64_t>(page->passed, vs.size() - first);
+  r_.images += passed;
+  r_.unfrozen += frozen ? 0 : passed;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && std::strcmp(page->text, "ok") == 0 && passed > 0) return passed;
+  // Image first + passed failed (or the child died checking it).
+  const uint64_t v = vs[first + passed];
   ++r_.images;
   r_.unfrozen += !frozen;
   std::string what;
-  if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && std::strcmp(msg_, "ok") == 0) return;
   if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
     what = "recovery or the oracle hung (no verdict within " + std::to_string(c_.child_timeout) + " s)";
   else if (WIFSIGNALED(st))
     what = std::string("the recovering child died of signal ") + strsignal(WTERMSIG(st));
-  else if (msg_[0] && std::strcmp(msg_, "ok") != 0)
-    what = msg_;
+  else if (page->text[0] && std::strcmp(page->text, "ok") != 0)
+    what = page->text;
   else
     what = "the recovering child exited with status " + std::to_string(WEXITSTATUS(st)) +
            " without a verdict (sanitizer report? rerun the command below)";
@@ -202,6 +266,7 @@ void checker::run_image(uint64_t k, uint64_t v, const std::vector<candidate>& c,
     if (c_.print_violations) std::fprintf(stderr, "violation: %s\n", full.c_str());
   }
   if (c_.max_violations && r_.violations >= c_.max_violations) stop_ = true;
+  return passed + 1;
 }
 
 // Writes the image a child checked (before its recovery changed it) to a

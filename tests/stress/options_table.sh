@@ -1,6 +1,8 @@
 #!/bin/bash
-# Every numeric option of every verb refuses overflow, NaN, infinity, signs,
-# stray suffixes and values outside its range with exit code 2. The table is
+# Every numeric option of every verb refuses NaN, stray suffixes and values
+# outside its range with exit code 2, and the first option of each kind in
+# each verb also overflow, infinity, signs and every other malformed number
+# (the same parser reads every option of a kind). The table is
 # the binary's own: `pmindex VERB --describe-options` lists each numeric
 # option the verb reads with its kind and range (tools/cli.hpp), so an option
 # added later is tested without editing this file. Then the cases the issue
@@ -24,17 +26,27 @@ expect2() {  # expect2 WHAT CMD...: the command must exit 2 (and quickly)
 verbs=$("$PM" help | awk '/^verbs:/ {v=1; next} v && /^  [a-z]/ {print $1} /^$/ && v>1 {exit} v {v++}')
 [ -n "$verbs" ] || { echo "FAIL: no verbs in pmindex help"; exit 1; }
 nopts=0
+declare -A full_done
 for verb in $verbs; do
   "$PM" $verb --describe-options > "$DIR/opts" 2> "$DIR/err" || { echo "FAIL: $verb --describe-options exited $?: $(cat "$DIR/err")"; fails=$((fails + 1)); continue; }
   while read -r name kind lo hi; do
     [ -n "$name" ] || continue
     nopts=$((nopts + 1))
-    bad=(nan inf -inf "" abc 12abc 1e999 0x10)
+    # Every option: NaN, a stray suffix and its range's two outsides. The
+    # whole list of malformed numbers (they all go through the parser of
+    # their kind, tools/cli.hpp) once per verb and kind: ~4x fewer cases
+    # than every value on every option, the same parser paths.
+    if [ -z "${full_done[$verb/$kind]:-}" ]; then
+      full_done[$verb/$kind]=1
+      bad=(nan inf -inf "" abc 12abc 1e999 0x10)
+      [ "$kind" = real ] || bad+=(-1 18446744073709551616 99999999999T 1.5 "5 K")
+      [ "$kind" = count ] && bad+=(2^64)
+    else
+      bad=(nan 12abc)
+    fi
     if [ "$kind" = real ]; then
       bad+=($(python3 -c "lo,hi=$lo,$hi; print(repr(lo-abs(lo)*0.5-1), repr(hi+abs(hi)+1))"))
     else
-      bad+=(-1 18446744073709551616 99999999999T 1.5 "5 K")
-      [ "$kind" = count ] && bad+=(2^64)
       bad+=($(python3 -c "lo,hi=int(float('$lo')),int(float('$hi')); print(*( [lo-1] if lo>0 else []), *( [hi+1] if hi<2**64-1 else []))"))
     fi
     for v in "${bad[@]}"; do

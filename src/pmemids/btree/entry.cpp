@@ -9,7 +9,7 @@ std::vector<mutant_spec> btree_mutants() {
       crash_mutant("publish_before_flush", "persist: a new node is linked before it is flushed", false),
       crash_mutant("tx_unlogged_shift", "tx: a leaf insert shifts records it did not save in the undo log", true),
       crash_mutant("tx_unlogged_merge", "tx: a remove merges two nodes into one it did not save in the undo log",
-                   true, "--ops 1500 --images 2000 --keys 60 --seed 5 --max-violations 1"),
+                   true, "--ops 1500 --images 800 --keys 60 --seed 5 --max-violations 1"),
   };
 }
 
