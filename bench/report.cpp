@@ -146,6 +146,9 @@ json::value to_json(const run_result& r) {
     rc.set("dirty_open_cpu_seconds", r.dirty_open_cpu_seconds);
     rc.set("traced_blocks", r.dirty_traced_blocks);
     rc.set("records_after_recovery", r.records_after_recovery);
+    auto st = json::value::object();
+    for (auto& [k, v] : r.dirty_index_stats) st.set(k, v);
+    rc.set("index_stats_after_recovery", st);
     j.set("recovery", rc);
   }
   if (!r.notes.empty()) {

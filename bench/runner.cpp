@@ -560,7 +560,11 @@ void time_recovery(session& x, run_result& r, uint64_t expected0) {
   r.dirty_recover_seconds = rep.recover_seconds;
   r.dirty_traced_blocks = rep.traced_blocks;
   if (rep.was_clean) r.notes.push_back("--recover: the reopen after abandon() found the pool clean");
-  r.records_after_recovery = idx->stats().records;
+  {
+    auto st = idx->stats();
+    r.records_after_recovery = st.records;
+    r.dirty_index_stats = st.extra;
+  }
   if (r.records_after_recovery != expected0)
     fail(r, "after recovery the index holds " + std::to_string(r.records_after_recovery) + " records, expected " +
                 std::to_string(expected0));

@@ -115,6 +115,9 @@ struct run_result {
   double clean_open_cpu_seconds = 0, dirty_open_cpu_seconds = 0;
   uint64_t dirty_traced_blocks = 0;
   uint64_t records_after_recovery = 0;
+  // The index's own figures right after the dirty reopen (DPTree: records
+  // replayed from its log), before the clean close changes them.
+  std::vector<std::pair<std::string, double>> dirty_index_stats;
 };
 
 // Runs one benchmark. Throws pmindex::error for setup failures (bad pool,
