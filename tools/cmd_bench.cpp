@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_pmemids.hpp"
 #include "commands.hpp"
 #include "null_index.hpp"
 #include "plan.hpp"
@@ -68,7 +69,7 @@ int cmd_bench(args& a) {
   std::string wl = a.str("workload", "");
   base.records = a.count("records", 1000000, 1, uint64_t{1} << 40);
   base.key_space = a.opt_count("key-space", 1, uint64_t{1} << 63).value_or(0);  // not given: --records
-  base.ops = a.count("ops", 0, 0, uint64_t{1} << 50);                            // 0: timed
+  base.ops = a.count("ops", 0, 0, uint64_t{1} << 50);                           // 0: timed
   base.seconds = a.real("seconds", 1.5, 0, 1e6);
   unsigned hc = std::thread::hardware_concurrency();
   base.threads = static_cast<uint32_t>(a.u64("threads", std::min(hc ? hc : 1, 256u), 1, 256));
@@ -102,18 +103,26 @@ int cmd_bench(args& a) {
   std::string inserts = a.str("inserts", "fresh");
   std::string prefill = a.str("prefill", "low");
   const bool same_index = a.flag("same-index");
+  const std::string grid = a.str("preset", "");
   a.finish();
 
-  if (abi == "bulk") base.abi = bench::plugin_abi::bulk;
-  else if (abi != "master") throw error(errc::usage, "unknown --plugin-abi '" + abi + "' (master, bulk)");
+  if (abi == "bulk")
+    base.abi = bench::plugin_abi::bulk;
+  else if (abi != "master")
+    throw error(errc::usage, "unknown --plugin-abi '" + abi + "' (master, bulk)");
   auto u = bench::parse_universe(uni);
   if (!u) throw error(errc::usage, "unknown --universe '" + uni + "' (dense, sparse, clustered, hashed)");
   base.universe = *u;
-  if (par == "shared") base.parallel = bench::parallel_mode::shared;
-  else if (par == "instance") base.parallel = bench::parallel_mode::instance;
-  else if (par == "global-lock") base.parallel = bench::parallel_mode::global_lock;
-  else throw error(errc::usage, "unknown --parallel '" + par + "' (shared, instance, global-lock)");
-  if (lock != "dram" && lock != "pool") throw error(errc::usage, "unknown --lock '" + lock + "' (dram, pool)");
+  if (par == "shared")
+    base.parallel = bench::parallel_mode::shared;
+  else if (par == "instance")
+    base.parallel = bench::parallel_mode::instance;
+  else if (par == "global-lock")
+    base.parallel = bench::parallel_mode::global_lock;
+  else
+    throw error(errc::usage, "unknown --parallel '" + par + "' (shared, instance, global-lock)");
+  if (lock != "dram" && lock != "pool")
+    throw error(errc::usage, "unknown --lock '" + lock + "' (dram, pool)");
   base.lock_in_pool = lock == "pool";
   if (base.threads == 0 || base.threads > 256) throw error(errc::usage, "--threads must be in 1..256");
   if (!(base.seconds > 0) && !base.ops) throw error(errc::usage, "--seconds must be positive");
@@ -121,23 +130,54 @@ int cmd_bench(args& a) {
     throw error(errc::usage, "--key-space must be at least --records");
   if (base.records > (uint64_t{1} << 62)) throw error(errc::usage, "--records is too large");
   if (skew >= 0 && !(skew > 0 && skew < 0.5)) throw error(errc::usage, "--skew must be in (0, 0.5)");
-  if (theta >= 0 && !(theta > 0 && theta != 1 && theta < 10)) throw error(errc::usage, "--theta must be > 0 and != 1");
+  if (theta >= 0 && !(theta > 0 && theta != 1 && theta < 10))
+    throw error(errc::usage, "--theta must be > 0 and != 1");
   if (scan_size > 100000) throw error(errc::usage, "--scan-size is at most 100000");
-  if (inserts == "random") base.random_inserts = true;
-  else if (inserts != "fresh") throw error(errc::usage, "unknown --inserts '" + inserts + "' (fresh, random)");
-  if (prefill == "spread") base.prefill_spread = true;
-  else if (prefill != "low") throw error(errc::usage, "unknown --prefill '" + prefill + "' (low, spread)");
+  if (inserts == "random")
+    base.random_inserts = true;
+  else if (inserts != "fresh")
+    throw error(errc::usage, "unknown --inserts '" + inserts + "' (fresh, random)");
+  if (prefill == "spread")
+    base.prefill_spread = true;
+  else if (prefill != "low")
+    throw error(errc::usage, "unknown --prefill '" + prefill + "' (low, spread)");
   if (base.range_threads >= base.threads)
     throw error(errc::usage, "--range-threads must be less than --threads (the others run the workload)");
-  if (selectivity >= 0 && range_size) throw error(errc::usage, "give --range-size or --selectivity, not both");
+  if (selectivity >= 0 && range_size)
+    throw error(errc::usage, "give --range-size or --selectivity, not both");
   if (selectivity >= 0) {
-    if (!(selectivity > 0 && selectivity <= 1)) throw error(errc::usage, "--selectivity is a fraction in (0, 1]");
-    range_size = std::max<uint64_t>(1, static_cast<uint64_t>(selectivity * static_cast<double>(base.records) + 0.5));
+    if (!(selectivity > 0 && selectivity <= 1))
+      throw error(errc::usage, "--selectivity is a fraction in (0, 1]");
+    range_size =
+        std::max<uint64_t>(1, static_cast<uint64_t>(selectivity * static_cast<double>(base.records) + 0.5));
   }
-  if (base.range_threads && !range_size) throw error(errc::usage, "--range-threads needs --range-size or --selectivity");
+  if (base.range_threads && !range_size)
+    throw error(errc::usage, "--range-threads needs --range-size or --selectivity");
   if (range_size > 10'000'000) throw error(errc::usage, "--range-size is at most 10M records");
   base.range_size = static_cast<uint32_t>(range_size);
   base.progress = !no_progress && isatty(2);
+
+  // --preset pmemids: the pmemids_bench study's grid (its structures, its two
+  // workloads, every mode, 1 and T threads, one instance per thread), unless
+  // an option says otherwise.
+  std::vector<pm::mode> modes = {*base.base.mode};
+  std::vector<uint32_t> thread_counts = {base.threads};
+  if (!grid.empty()) {
+    if (grid != "pmemids") throw error(errc::usage, "unknown --preset '" + grid + "' (pmemids)");
+    if (!a.has("index") && !std::getenv("PMINDEX_INDEX")) {
+      index_list.clear();
+      for (auto& e : registered_indexes())
+        if (e->family == "pmemids") index_list += (index_list.empty() ? "" : ",") + e->name;
+    }
+    if (wl.empty() && !mix_given) wl = "pmemids-read,pmemids-write";
+    if (!a.has("parallel") && !std::getenv("PMINDEX_PARALLEL")) {
+      par = "instance";
+      base.parallel = bench::parallel_mode::instance;
+    }
+    if (!mode_given) modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::tx};
+    thread_counts = {1};
+    if (base.threads > 1) thread_counts.push_back(base.threads);
+  }
 
   // Workloads: presets, then the explicit mix/distribution options on top.
   std::vector<bench::workload> wls;
@@ -152,12 +192,16 @@ int cmd_bench(args& a) {
         sum += w.mix[i];
       }
       if (!(sum > 0)) throw error(errc::usage, "the operation mix is empty (give --read, --insert, ...)");
-      if (wl.empty()) w.name = "custom";
-      else w.name += "*";
+      if (wl.empty())
+        w.name = "custom";
+      else
+        w.name += "*";
     }
     if (!dist.empty()) {
       auto d = bench::parse_distribution(dist);
-      if (!d) throw error(errc::usage, "unknown --distribution '" + dist + "' (uniform, selfsimilar, zipfian, latest)");
+      if (!d)
+        throw error(errc::usage,
+                    "unknown --distribution '" + dist + "' (uniform, selfsimilar, zipfian, latest)");
       w.dist = *d;
     }
     if (skew >= 0) w.skew = skew;
@@ -168,72 +212,85 @@ int cmd_bench(args& a) {
 
   // Indexes: a list, or every registered one; the dataset, made once.
   const bool all = index_list == "all";
-  std::vector<std::string> indexes = base.plugin.empty() ? bench::select_indexes(index_list)
-                                                         : std::vector<std::string>{"plugin"};
+  std::vector<std::string> indexes =
+      base.plugin.empty() ? bench::select_indexes(index_list) : std::vector<std::string>{"plugin"};
   base.data = bench::make_dataset(base.dataset, base.seed, base.universe);
-  if (!pool_size_given) base.base.pool_size = bench::default_pool_size(base, wls);
   std::vector<bench::run_result> results;
   std::vector<std::string> skipped, errors;
   bool failed = false;
-  for (auto& name : indexes) {
-    bench::run_config cfg = base;
-    if (base.plugin.empty()) {
-      cfg.index = name;
-      auto fit = bench::fit_to_index(cfg, mode_given);
-      if (!fit) {
-        if (fit.mode && !all) throw error(errc::unsupported, "index " + name + ": " + fit.reason);
-        skipped.push_back(name + " (" + fit.reason + ")");
-        continue;
-      }
-    }
-    // An unordered index runs no scans: its scan workloads are skipped.
-    std::vector<bench::workload> mine;
-    for (auto& w : wls) {
-      auto e = base.plugin.empty() ? find_index(name) : nullptr;
-      if (e && !e->ordered && w.mix[static_cast<unsigned>(bench::op_type::scan)] > 0)
-        skipped.push_back(name + " " + w.name + " (unordered: no scans)");
-      else mine.push_back(w);
-    }
-    if (same_index) {  // one prefill, the workloads as phases
-      if (mine.empty()) continue;
-      try {
-        auto rs = bench::run_phases(cfg, mine);
-        for (auto& r : rs) {
-          failed |= r.failed;
-          if (r.failed)
-            std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(),
-                         r.failure.c_str());
-          results.push_back(std::move(r));
+  const size_t cells = modes.size() * thread_counts.size();
+  for (auto m : modes)
+    for (uint32_t t : thread_counts) {
+      base.base.mode = m;
+      base.threads = t;
+      if (!pool_size_given) base.base.pool_size = bench::default_pool_size(base, wls);
+      if (base.range_threads >= base.threads)
+        throw error(errc::usage, "--range-threads must be less than --threads (the others run the workload)");
+      for (auto& name : indexes) {
+        bench::run_config cfg = base;
+        if (base.plugin.empty()) {
+          cfg.index = name;
+          auto fit = bench::fit_to_index(cfg, mode_given || cells > 1);
+          if (!fit) {
+            if (fit.mode && !all && cells == 1)
+              throw error(errc::unsupported, "index " + name + ": " + fit.reason);
+            skipped.push_back(name + " (" + fit.reason + ")");
+            continue;
+          }
         }
-      } catch (const error& e) {
-        if (e.code() == errc::io || e.code() == errc::usage || indexes.size() == 1) throw;
-        std::fprintf(stderr, "pmindex bench: FAILED %s: %s\n", name.c_str(), e.what());
-        errors.push_back(name + ": " + e.what());
-        failed = true;
+        // An unordered index runs no scans: its scan workloads are skipped.
+        std::vector<bench::workload> mine;
+        for (auto& w : wls) {
+          auto e = base.plugin.empty() ? find_index(name) : nullptr;
+          if (e && !e->ordered && w.mix[static_cast<unsigned>(bench::op_type::scan)] > 0)
+            skipped.push_back(name + " " + w.name + " (unordered: no scans)");
+          else
+            mine.push_back(w);
+        }
+        if (same_index) {  // one prefill, the workloads as phases
+          if (mine.empty()) continue;
+          try {
+            auto rs = bench::run_phases(cfg, mine);
+            for (auto& r : rs) {
+              failed |= r.failed;
+              if (r.failed)
+                std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", r.label.c_str(),
+                             r.cfg.w.name.c_str(), r.failure.c_str());
+              results.push_back(std::move(r));
+            }
+          } catch (const error& e) {
+            if (e.code() == errc::io || e.code() == errc::usage || indexes.size() == 1) throw;
+            std::fprintf(stderr, "pmindex bench: FAILED %s: %s\n", name.c_str(), e.what());
+            errors.push_back(name + ": " + e.what());
+            failed = true;
+          }
+          continue;
+        }
+        for (auto& w : mine) {
+          cfg.w = w;
+          try {
+            results.push_back(bench::run(cfg));
+          } catch (const error& e) {
+            // One index failing must not lose the others' results; but a bad
+            // option or pool path would fail every run: stop at once.
+            if (e.code() == errc::io || e.code() == errc::usage || indexes.size() * mine.size() * cells == 1)
+              throw;
+            std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", name.c_str(), w.name.c_str(), e.what());
+            errors.push_back(name + " " + w.name + ": " + e.what());
+            failed = true;
+            continue;
+          }
+          failed |= results.back().failed;
+          if (results.back().failed)
+            std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", results.back().label.c_str(),
+                         w.name.c_str(), results.back().failure.c_str());
+        }
       }
-      continue;
-    }
-    for (auto& w : mine) {
-      cfg.w = w;
-      try {
-        results.push_back(bench::run(cfg));
-      } catch (const error& e) {
-        // One index failing must not lose the others' results; but a bad
-        // option or pool path would fail every run: stop at once.
-        if (e.code() == errc::io || e.code() == errc::usage || indexes.size() * mine.size() == 1) throw;
-        std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", name.c_str(), w.name.c_str(), e.what());
-        errors.push_back(name + " " + w.name + ": " + e.what());
-        failed = true;
-        continue;
-      }
-      failed |= results.back().failed;
-      if (results.back().failed)
-        std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", results.back().label.c_str(), w.name.c_str(),
-                     results.back().failure.c_str());
-    }
-  }
+
+    }  // the grid's cells (one without --preset)
 
   bench::print_table(stdout, results, detail || results.size() == 1);
+  if (!grid.empty()) print_pmemids_table(stdout, results);
   for (auto& s : skipped) std::printf("skipped: %s\n", s.c_str());
   for (auto& s : errors) std::printf("FAILED %s\n", s.c_str());
   std::fflush(stdout);
@@ -276,6 +333,7 @@ int cmd_bench(args& a) {
       opts.set("inserts", inserts);
       opts.set("prefill", prefill);
       opts.set("same_index", same_index);
+      if (!grid.empty()) opts.set("preset", grid);
       if (!dist.empty()) opts.set("distribution", dist);
       ctx.set("options", opts);
       doc.set("context", ctx);

@@ -115,4 +115,14 @@ rc=$?
 [ "$(cat "$DIR/x.pool")" = "precious" ] || fail "a foreign file was modified"
 "$PM" bench --index nosuch "${small[@]}" > /dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown index: expected exit code 2"
+# The pmemids grid: two structures, every mode, 1 and 2 threads, both
+# workloads; the study's table with a row per structure and thread count.
+"$PM" bench --preset pmemids --index btree,hashtable -n 2000 -p 2000 -t 2 --pool "$DIR/g.pool" --no-progress \
+  --json "$DIR/g.json" > "$DIR/g.txt" || fail "--preset pmemids exited $?"
+[ "$(grep -c ' ok$' "$DIR/g.txt")" -eq 32 ] || fail "--preset pmemids: expected 32 checked runs (2 x 4 modes x 2 x 2)"
+grep -q "^pmemids grid" "$DIR/g.txt" || fail "--preset pmemids: no grid table"
+[ "$(grep -cE '^(btree|hashtable) +[12] ' "$DIR/g.txt")" -eq 4 ] || fail "--preset pmemids: expected 4 grid rows"
+grep -q '"preset": *"pmemids"' "$DIR/g.json" || fail "--preset pmemids: not in the JSON options"
+"$PM" bench --preset nosuch "${small[@]}" > /dev/null 2>&1
+[ $? -eq 2 ] || fail "unknown --preset: expected exit code 2"
 echo "bench e2e: all passed"
