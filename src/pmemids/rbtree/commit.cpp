@@ -40,8 +40,7 @@ void tree::commit_cow(work& w) {
   for (size_t i = 0; i < n; ++i) {
     if (e[i].dead) continue;
     for (uint64_t c : {e[i].left, e[i].right})
-      for (size_t j = 0; j < n; ++j)
-        if (c && e[j].off == c && !e[j].dead) parent[j] = static_cast<int>(i);
+      if (size_t j = c ? w.find(c) : SIZE_MAX; j != SIZE_MAX && !e[j].dead) parent[j] = static_cast<int>(i);
   }
   std::vector<char> copy(n);
   for (size_t i = 0; i < n; ++i) copy[i] = e[i].dirty && !e[i].dead;
@@ -93,9 +92,8 @@ void tree::commit_cow(work& w) {
     to[i] = o;
   }
   auto remap = [&](uint64_t off) {
-    for (size_t j = 0; j < n; ++j)
-      if (copy[j] && e[j].off == off) return to[j];
-    return off;
+    const size_t j = off ? w.find(off) : SIZE_MAX;
+    return j != SIZE_MAX && copy[j] ? to[j] : off;
   };
   for (size_t i = 0; i < n; ++i) {
     if (!copy[i]) continue;

@@ -68,7 +68,7 @@ bool tree::insert(key k, const char* v, uint32_t n) {
   if (kw_ == 16) h[4] = k.w1;
   meta_at(z) = make_meta(k.len, n);
   if (n) std::memcpy(value_at(z), v, n);
-  w.e.push_back({z, 0, 0, 1, z, true, true, false});
+  w.add({z, 0, 0, 1, z, true, true, false});
   auto& P = w.path;
   if (P.empty())
     w.root = z;

@@ -2,6 +2,7 @@
 // runs the CLRS algorithms on it, commit.cpp writes it back).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -23,19 +24,45 @@ struct tree::work {
   uint64_t root = 0, root0 = 0;
   bool removing = false;  // copies may take the pool's remove reserve
 
+  // off -> position in e + 1 (0: empty), open addressing. The working set
+  // is a path or two (~2 log2 n nodes); a linear search made every
+  // operation quadratic in the depth.
+  std::vector<uint32_t> slots = std::vector<uint32_t>(256);
+
   void reset(pm::transaction* x, bool remove) {
     tx = x;
     removing = remove;
+    std::fill(slots.begin(), slots.end(), 0u);  // 1 KiB: cheaper than probing for each entry
     e.clear();
     path.clear();
     root = root0 = t.root_->tree;
   }
-  size_t index(uint64_t off) {
-    for (size_t i = 0; i < e.size(); ++i)
-      if (e[i].off == off) return i;
-    const uint64_t* h = t.hdr(off);
-    e.push_back({off, h[0], h[1], h[2], off, false, false, false});
+  size_t probe(uint64_t off) const {  // the slot of off, or the empty slot where it would go
+    const size_t mask = slots.size() - 1;
+    size_t h = static_cast<size_t>((off >> 5) * 0x9e3779b97f4a7c15ull >> 40) & mask;
+    while (slots[h] && e[slots[h] - 1].off != off) h = (h + 1) & mask;
+    return h;
+  }
+  // Position of off in e, or SIZE_MAX.
+  size_t find(uint64_t off) const {
+    const uint32_t s = slots[probe(off)];
+    return s ? s - 1 : SIZE_MAX;
+  }
+  // Adds a node (not in e yet); keeps the table at most half full.
+  size_t add(const ent& x) {
+    if (2 * (e.size() + 1) > slots.size()) {
+      std::vector<uint32_t>(slots.size() * 2).swap(slots);
+      for (size_t i = 0; i < e.size(); ++i) slots[probe(e[i].off)] = static_cast<uint32_t>(i + 1);
+    }
+    e.push_back(x);
+    slots[probe(x.off)] = static_cast<uint32_t>(e.size());
     return e.size() - 1;
+  }
+  size_t index(uint64_t off) {
+    const size_t h = probe(off);
+    if (slots[h]) return slots[h] - 1;
+    const uint64_t* n = t.hdr(off);
+    return add({off, n[0], n[1], n[2], off, false, false, false});
   }
   ent& at(uint64_t off) { return e[index(off)]; }
   bool red(uint64_t off) { return off && at(off).red; }
