@@ -107,7 +107,7 @@ int cmd_bench(args& a) {
   if (abi == "bulk") base.abi = bench::plugin_abi::bulk;
   else if (abi != "master") throw error(errc::usage, "unknown --plugin-abi '" + abi + "' (master, bulk)");
   auto u = bench::parse_universe(uni);
-  if (!u) throw error(errc::usage, "unknown --universe '" + uni + "' (dense, sparse, clustered, hashed)");
+  if (!u) throw error(errc::usage, "unknown --universe '" + uni + "' (dense, sparse, clustered, hashed, slots)");
   base.universe = *u;
   if (par == "shared") base.parallel = bench::parallel_mode::shared;
   else if (par == "instance") base.parallel = bench::parallel_mode::instance;
