@@ -10,6 +10,8 @@
 //              evaluation's clustered set): key = mix58(id / 64) * 64 + id % 64
 //   hashed     key = 11400714819323198393 * (id + 1) mod 2^64 (PiBench's
 //              multiplicative hash of 1..U, Knuth's golden-ratio constant)
+//   slots      key = id (0..U-1: an array's slot numbers; what bench uses
+//              for an index with a key limit, index_entry::key_limit)
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,7 @@
 
 namespace pmindex::bench {
 
-enum class key_universe : uint8_t { dense, sparse, clustered, hashed };
+enum class key_universe : uint8_t { dense, sparse, clustered, hashed, slots };
 
 inline std::string_view to_string(key_universe u) noexcept {
   switch (u) {
@@ -28,12 +30,14 @@ inline std::string_view to_string(key_universe u) noexcept {
     case key_universe::sparse: return "sparse";
     case key_universe::clustered: return "clustered";
     case key_universe::hashed: return "hashed";
+    case key_universe::slots: return "slots";
   }
   return "?";
 }
 
 inline std::optional<key_universe> parse_universe(std::string_view s) noexcept {
-  for (auto u : {key_universe::dense, key_universe::sparse, key_universe::clustered, key_universe::hashed})
+  for (auto u : {key_universe::dense, key_universe::sparse, key_universe::clustered, key_universe::hashed,
+                 key_universe::slots})
     if (to_string(u) == s) return u;
   return std::nullopt;
 }
@@ -52,6 +56,7 @@ class key_map {
       case key_universe::sparse: return mix64(id ^ salt_);
       case key_universe::clustered: return (mix_bits((id >> 6) ^ salt_, 58) << 6) | (id & 63);
       case key_universe::hashed: return (id + 1) * 11400714819323198393ull;
+      case key_universe::slots: return id;
     }
     return id;
   }

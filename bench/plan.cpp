@@ -35,6 +35,11 @@ fit fit_to_index(run_config& cfg, bool mode_given) {
     else return {"no mode " + std::string(pm::to_string(m)), true};
   }
   if (!e->ordered && cfg.range_threads) return {"unordered: no range queries (--range-threads)"};
+  // An index with a key limit: the records must fit below it (`--index all`
+  // skips it, a named one is an error).
+  if (const uint64_t limit = key_limit(*e, cfg.base.params); limit && std::max(cfg.records, cfg.key_space) > limit)
+    return {"takes keys below " + std::to_string(limit) + ", fewer than --records / --key-space (--params capacity=N)",
+            true};
   if (!cfg.byte_path()) return {};
   if (!e->supports(key_kind::bytes)) return {"takes no byte keys (keys=bytes)"};
   const size_t longest = cfg.data ? cfg.data->max_key() : 8;

@@ -13,6 +13,7 @@
 // The timed loops themselves are in run_loop.hpp.
 #include "runner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <cstdio>
@@ -147,6 +148,7 @@ struct session {
   std::shared_ptr<const index_entry> entry;
   bool use_plugin = false, file_mode = false, bytes = false, null_target = false;
   uint32_t T = 1, ninst = 1;
+  uint64_t id_limit = UINT64_MAX;  // ids a key exists for (the dataset's size, the index's key limit)
   std::shared_ptr<const dataset> data;
   std::vector<scratch_pool> pools;
   std::vector<std::string> paths;
@@ -209,12 +211,28 @@ void resolve(session& x, const run_config& in, const std::vector<workload>& phas
     if (f.size() > 3 && f.compare(f.size() - 3, 3, ".so") == 0) f.resize(f.size() - 3);
     x.base.label = "plugin:" + f;
   }
+  // An index with a key limit takes the slot numbers below it: ids are
+  // keys (the `slots` universe), fresh inserts stop at the limit.
+  const uint64_t limit = x.entry ? key_limit(*x.entry, cfg.base.params) : 0;
+  if (limit && cfg.universe != key_universe::slots) {
+    if (cfg.dataset != "u64" && cfg.dataset != "u64-bytes")
+      throw error(errc::usage, cfg.index + " takes integer keys below " + std::to_string(limit) +
+                                   ": --dataset must be u64 or u64-bytes");
+    cfg.universe = key_universe::slots;
+    cfg.data = nullptr;
+    x.base.notes.push_back(cfg.index + " takes keys below " + std::to_string(limit) +
+                           ": keys are the ids (universe slots), fresh inserts stop there");
+  }
   x.data = cfg.data ? cfg.data : std::shared_ptr<const dataset>(make_dataset(cfg.dataset, cfg.seed, cfg.universe));
   cfg.data = x.data;
   const uint64_t space = cfg.key_space ? cfg.key_space : cfg.records;
   if (space > x.data->size() || cfg.records > x.data->size())
     throw error(errc::usage, "dataset " + cfg.dataset + " holds " + std::to_string(x.data->size()) +
                                  " keys: fewer than --records / --key-space");
+  x.id_limit = limit ? std::min(limit, x.data->size()) : x.data->size();
+  if (space > x.id_limit)
+    throw error(errc::usage, cfg.index + " takes keys below " + std::to_string(x.id_limit) +
+                                 ": fewer than --records / --key-space (a larger --params capacity=N?)");
   x.T = cfg.threads;
   x.ninst = cfg.parallel == parallel_mode::instance ? x.T : 1;
   x.file_mode = cfg.base.mode != pm::mode::dram;
@@ -350,7 +368,7 @@ void start_phase(session& x, run_result& r, const workload& w) {
     p.random_inserts = cfg.random_inserts;
     p.first_insert = x.first_insert;
     p.emit_ids = x.bytes;
-    p.id_limit = x.data->size();
+    p.id_limit = x.id_limit;
     if (t + cfg.range_threads >= x.T) {  // a range-query thread
       p.w = workload{};
       p.w.name = "range";
@@ -436,7 +454,7 @@ void aggregate(session& x, run_result& r) {
   }
   if (r.exhausted)
     r.notes.push_back("the run ended early: fresh inserts used every key of dataset " + x.cfg.dataset + " (" +
-                      std::to_string(x.data->size()) + ")");
+                      std::to_string(x.id_limit) + ")");
 }
 
 void fail(run_result& r, const std::string& m) {

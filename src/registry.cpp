@@ -16,6 +16,10 @@ bool index_entry::supports(key_kind k) const {
 }
 bool index_entry::persistent() const { return supports(pm::mode::persist); }
 
+uint64_t key_limit(const index_entry& e, const std::string& params) {
+  return e.key_limit ? e.key_limit(index_config::parse(e, params)) : 0;
+}
+
 // ------------------------------------------------------------------ registry
 
 namespace {

@@ -64,6 +64,21 @@ foreach(_i RANGE ${_last})
   # longest key needs shorter ones).
   string(JSON _pm_long_keys GET "${_e}" tests bytes_long_dataset)
   string(JSON _pm_short_keys GET "${_e}" tests bytes_short_dataset)
+  # Index params of kill/verify and damage (an array's small capacity), and
+  # the keys kill/verify loads (0: the script's default).
+  string(JSON _pm_params GET "${_e}" tests params)
+  string(JSON _kill_keys GET "${_e}" tests kill_keys)
+  set(_pp "")
+  if(NOT _pm_params STREQUAL "")
+    set(_pp --params ${_pm_params})
+  endif()
+  if(_kill_keys EQUAL 0)
+    set(_kk 200000)
+    set(_kkb 100000)
+  else()
+    set(_kk ${_kill_keys})
+    set(_kkb ${_kill_keys})
+  endif()
   _pm_args(_ca "${_crash_args}")
   _pm_args(_ba "${_bytes_args}")
   _pm_args(_sa "${_stress_args}")
@@ -97,20 +112,28 @@ foreach(_i RANGE ${_last})
 
   # SIGKILL + verify.
   if(_kill)
-    _pm_test(kill_verify_${_name} kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 6)
-    _pm_test(kill_verify_${_name}_long "kill;long" 1200 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN}
-             ${_name} 40 300000 1500)
+    if(_pp STREQUAL "")
+      _pm_test(kill_verify_${_name} kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 6)
+      _pm_test(kill_verify_${_name}_long "kill;long" 1200 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN}
+               ${_name} 40 300000 1500)
+    else()
+      _pm_test(kill_verify_${_name} kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 6
+               ${_kk} 400 ${_pp})
+      _pm_test(kill_verify_${_name}_long "kill;long" 1200 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN}
+               ${_name} 40 ${_kk} 1500 ${_pp})
+    endif()
     if(_bytes)
       _pm_test(kill_verify_${_name}_bytes kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 3
-               100000 400 --dataset ${_pm_long_keys} --value-size 100)
+               ${_kkb} 400 --dataset ${_pm_long_keys} --value-size 100 ${_pp})
     endif()
   endif()
 
   # Damaged pools (bit flips, wild words, zeroed/garbage pages, truncation;
   # clean and dirty pools; u64 and keys=bytes): info, verify and open + check
   # + scan answer with an exit code, never a crash or a hang (per-case deadline).
-  _pm_test(damage_${_name} damage 900 ${PMINDEX_BIN} damagetest --index ${_name} --cases 200 --seed 21)
-  _pm_test(damage_${_name}_long "damage;long" 3600 ${PMINDEX_BIN} damagetest --index ${_name} --cases 3000 --seed 22)
+  _pm_test(damage_${_name} damage 900 ${PMINDEX_BIN} damagetest --index ${_name} --cases 200 --seed 21 ${_pp})
+  _pm_test(damage_${_name}_long "damage;long" 3600 ${PMINDEX_BIN} damagetest --index ${_name} --cases 3000 --seed 22
+           ${_pp})
 
   # Concurrent stress (scans checked for order and completeness).
   if(_concurrent)

@@ -71,8 +71,20 @@ class load_records {
  public:
   load_records(data_options d, uint64_t seed) : d_(std::move(d)), seed_(seed) {}
   bool bytes() const { return d_.bytes; }
+  // An index with a key limit (index_entry::key_limit) takes record i's key
+  // as the integer i (byte runs: its 8 bytes; the integer datasets only).
+  void limit_keys(const std::string& index, const std::string& params) {
+    auto e = find_index(index);
+    if (!e || !key_limit(*e, params)) return;
+    if (d_.ds && d_.ds->name() != "u64" && d_.ds->name() != "u64-bytes")
+      throw error(errc::usage, index + " takes integer keys below its key limit: --dataset must be u64 or u64-bytes");
+    limited_ = true;
+  }
   // u64 runs
-  uint64_t key_u64(uint64_t i) const { return d_.ds ? d_.ds->key_u64(i) : seq_key(seed_, i); }
+  uint64_t key_u64(uint64_t i) const {
+    if (limited_) return i;
+    return d_.ds ? d_.ds->key_u64(i) : seq_key(seed_, i);
+  }
   uint64_t value_u64(uint64_t i) const {
     if (!d_.ds) return seq_value(seq_key(seed_, i));
     bench::value_bytes(i, 8, vbuf_);
@@ -80,6 +92,7 @@ class load_records {
   }
   // byte runs
   std::string_view key(uint64_t i) const {
+    if (limited_) return kbuf_.assign(std::string_view(key_bytes(i)));
     if (d_.ds) return d_.ds->key(i, kbuf_);
     kbuf_.assign(std::string_view(key_bytes(seq_key(seed_, i))));
     return kbuf_;
@@ -98,6 +111,7 @@ class load_records {
  private:
   data_options d_;
   uint64_t seed_;
+  bool limited_ = false;
   mutable std::string kbuf_, vbuf_;
 };
 
@@ -110,6 +124,7 @@ int cmd_load(args& a) {
   a.finish();
   prepare_byte_run(o, d);
   load_records recs(d, seed);
+  recs.limit_keys(o.index, o.params);
   auto idx = open(o);
   if (!idx->report().note.empty()) std::fprintf(stderr, "pmindex load: %s\n", idx->report().note.c_str());
   uint64_t done = 0;
@@ -155,6 +170,7 @@ int cmd_verify(args& a) {
     o.index = p->index_name();
     p->abandon();
   }
+  recs.limit_keys(o.index, "");  // the limit's presence, not its value, decides the keys
   auto idx = open(o);
   auto& r = idx->report();
   std::fprintf(stderr, "opened %s (%s, %s mode): %s in %.3f s%s%s\n", o.pool_path.c_str(), o.index.c_str(),

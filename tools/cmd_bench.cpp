@@ -111,7 +111,7 @@ int cmd_bench(args& a) {
   else if (abi != "master")
     throw error(errc::usage, "unknown --plugin-abi '" + abi + "' (master, bulk)");
   auto u = bench::parse_universe(uni);
-  if (!u) throw error(errc::usage, "unknown --universe '" + uni + "' (dense, sparse, clustered, hashed)");
+  if (!u) throw error(errc::usage, "unknown --universe '" + uni + "' (dense, sparse, clustered, hashed, slots)");
   base.universe = *u;
   if (par == "shared")
     base.parallel = bench::parallel_mode::shared;

@@ -15,7 +15,7 @@
 // exception that is not a pmindex::error an untyped failure: each fails the
 // run with the --seed/--case that reproduces it.
 //
-//   pmindex damagetest --index I|all [--cases N] [--seed S] [--keys K]
+//   pmindex damagetest --index I|all [--cases N] [--seed S] [--keys K] [--params P (one index)]
 //                      [--case C] [--timeout SEC] [--keep DIR] [--verbose]
 //   pmindex damagetest --index I --replay FILE [--bytes]   (a kept case, in process)
 #include <fcntl.h>
@@ -49,6 +49,8 @@ struct config {
   std::string index;
   bool bytes = false;
   uint64_t keys = 2000;
+  std::string params;    // --params (one index only)
+  bool limited = false;  // the index has a key limit: key i is i
   std::string base;  // path prefix of this config's files
   std::string label() const { return index + (bytes ? " (keys=bytes)" : ""); }
 };
@@ -59,6 +61,8 @@ std::string bkey(uint64_t i) {
   k.append(i % 23, static_cast<char>('a' + i % 26));
   return k + std::to_string(i);
 }
+// u64 keys: seq_key, or i itself below an index's key limit.
+uint64_t ukey(const config& c, uint64_t i) { return c.limited ? i : seq_key(1, i); }
 std::string bvalue(uint64_t i) { return std::string(i % 41, static_cast<char>('A' + i % 26)); }
 
 options open_options(const config& c, const std::string& path, pm::open_mode m) {
@@ -68,7 +72,8 @@ options open_options(const config& c, const std::string& path, pm::open_mode m) 
   o.pool_size = k_pool_size;
   o.open = m;
   o.quiet = true;
-  if (c.bytes) o.params = "keys=bytes";
+  o.params = c.params;
+  if (c.bytes) o.params += o.params.empty() ? "keys=bytes" : ",keys=bytes";
   return o;
 }
 
@@ -80,11 +85,11 @@ options open_options(const config& c, const std::string& path, pm::open_mode m) 
     const uint64_t extra = c.keys / 4;
     for (uint64_t i = 0; i < c.keys + extra; ++i) {
       if (c.bytes) idx->insert(bkey(i), bvalue(i));
-      else idx->insert(seq_key(1, i), seq_value(seq_key(1, i)));
+      else idx->insert(ukey(c, i), seq_value(ukey(c, i)));
     }
     for (uint64_t i = c.keys; i < c.keys + extra; ++i) {
       if (c.bytes) idx->remove(bkey(i));
-      else idx->remove(seq_key(1, i));
+      else idx->remove(ukey(c, i));
     }
     if (!dirty) idx->close();
     std::fflush(nullptr);
@@ -213,7 +218,7 @@ int open_check_scan(const config& c, const std::string& path) {
   std::string v;
   for (uint64_t i = 0; i < c.keys; ++i) {
     if (c.bytes) idx->lookup(bkey(i), &v);
-    else idx->lookup(seq_key(1, i));
+    else idx->lookup(ukey(c, i));
   }
   // A full scan; a damaged index may answer out of order: stop there. An
   // unordered index has none (its lookups above are the reads).
@@ -326,12 +331,15 @@ int cmd_damagetest(args& a) {
   // this process (under a debugger), with the config of --index.
   std::string replay = a.str("replay", "");
   bool replay_bytes = a.flag("bytes");
+  const std::string params = a.joined("params", ',');
   a.finish();
+  if (!params.empty() && which == "all") throw error(errc::usage, "damagetest --params needs one --index");
   if (!replay.empty()) {
     config c;
     c.index = which;
     c.bytes = replay_bytes;
     c.keys = keys;
+    if (auto e = find_index(which)) c.limited = key_limit(*e, params) != 0;
     int rc = open_check_scan(c, replay);
     std::printf("damagetest --replay %s: open+check+scan exit %d\n", replay.c_str(), rc);
     return rc;
@@ -352,6 +360,8 @@ int cmd_damagetest(args& a) {
       c.index = e->name;
       c.bytes = b;
       c.keys = keys;
+      c.params = params;
+      c.limited = key_limit(*e, params) != 0;
       c.base = "/dev/shm/pmindex-damage." + std::to_string(getpid()) + "." + e->name + (b ? ".b" : ".u");
       configs.push_back(c);
     }

@@ -48,6 +48,7 @@ bench::json::value to_json(const index_entry& e) {
   j.set("key_kinds", kinds);
   j.set("max_key", uint64_t(e.max_key));
   j.set("max_value", uint64_t(e.max_value));
+  j.set("key_limit", key_limit(e, ""));
   j.set("scan_guarantee", e.scan_guarantee);
   auto params = value::array();
   for (auto& p : e.params) {
@@ -86,6 +87,8 @@ bench::json::value to_json(const index_entry& e) {
     t.set("stress_args", e.tests->stress_args);
     t.set("crash_images", uint64_t(e.tests->crash_images));
     t.set("kill_verify", e.tests->kill_verify);
+    t.set("params", e.tests->params);
+    t.set("kill_keys", e.tests->kill_keys);
     auto extra = value::array();
     for (auto& x : e.tests->extra) {
       auto o = value::object();
@@ -132,6 +135,8 @@ int cmd_list(args& a) {
     if (!detail) continue;
     if (!e->paper.empty()) std::printf("    paper:  %s\n", e->paper.c_str());
     std::printf("    limits: %s\n", limits(*e).c_str());
+    if (uint64_t kl = key_limit(*e, ""))
+      std::printf("    key limit: keys below %llu (with the default params)\n", static_cast<unsigned long long>(kl));
     if (e->ordered) std::printf("    scans beside writers: %s\n", e->scan_guarantee.c_str());
     else std::printf("    ordered: no (scan and range: not supported)\n");
     std::string ps = "keys=" + join_kinds(*e).substr(0, join_kinds(*e).find(',')) + " (" + join_kinds(*e) + ")";

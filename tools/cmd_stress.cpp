@@ -532,6 +532,15 @@ int cmd_stress(args& a) {
                ra.seed, d.ds ? ", " : "", d.describe().c_str());
   uint32_t modulus = ra.threads;
   for (auto* c : ra.checks) modulus += c->concurrent ? 1 : 0;
+  if (const uint64_t limit = key_limit(*e, o.params)) {  // keys 0 .. limit-1
+    using s64 = stress::key_space<uint64_t>;
+    using sbytes = stress::key_space<std::string>;
+    if (d.ds && d.ds->name() != "u64" && d.ds->name() != "u64-bytes")
+      throw error(errc::usage, o.index + " takes integer keys below " + std::to_string(limit) +
+                                   ": --dataset must be u64 or u64-bytes");
+    if (d.bytes) return run_stress<std::string>(ra, sbytes(modulus, ra.keys, sbytes::below{limit}), d.value_size);
+    return run_stress<uint64_t>(ra, s64(modulus, ra.keys, s64::below{limit}), 8);
+  }
   if (d.bytes)
     return run_stress<std::string>(ra, stress::key_space<std::string>(modulus, ra.keys, *d.ds), d.value_size);
   if (d.ds) return run_stress<uint64_t>(ra, stress::key_space<uint64_t>(modulus, ra.keys, *d.ds), 8);

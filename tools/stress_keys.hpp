@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "dataset.hpp"
+#include "pmindex/index.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/util/hash.hpp"
 
@@ -53,6 +54,23 @@ class key_space {
     for (uint64_t id = 0; id < uint64_t{modulus} * per_owner; ++id) {
       if constexpr (k_u64) keys_.push_back(ds.key_u64(id));
       else keys_.emplace_back(ds.key(id, buf));
+      ids_.emplace(keys_.back(), id);
+    }
+  }
+
+  // An index with a key limit (index_entry::key_limit): owner o's i-th key
+  // is the integer i * M + o (byte runs: its 8 bytes), all below `limit`.
+  struct below {
+    uint64_t limit;
+  };
+  key_space(uint32_t modulus, uint64_t per_owner, below b) : modulus_(modulus), per_(per_owner), seed_(0) {
+    if (b.limit / modulus < per_owner)
+      throw error(errc::usage, "the index takes keys below " + std::to_string(b.limit) + ": fewer than --keys " +
+                                   std::to_string(per_owner) + " times the owners (" + std::to_string(modulus) + ")");
+    keys_.reserve(modulus * per_owner);
+    for (uint64_t id = 0; id < uint64_t{modulus} * per_owner; ++id) {
+      if constexpr (k_u64) keys_.push_back(id);
+      else keys_.emplace_back(std::string_view(key_bytes(id)));
       ids_.emplace(keys_.back(), id);
     }
   }

@@ -72,6 +72,12 @@ struct test_profile {
   std::string stress_args;        // extra `pmindex stress` options
   uint32_t crash_images = 2500;   // random-mode images in the default run
   bool kill_verify = true;
+  // Index params of the generated runs that take no other arguments:
+  // kill/verify (`load`/`verify --params`) and damage (`damagetest
+  // --params`), e.g. a small array for an index with a key limit; and the
+  // keys kill/verify loads (0: its default, 200000).
+  std::string params;
+  uint64_t kill_keys = 0;
   std::vector<extra_test> extra;  // index-specific checks beyond the standard set
 };
 
@@ -127,6 +133,11 @@ struct index_entry {
   // "atomic snapshot", or what it does promise.
   std::string scan_guarantee;
   std::vector<param_spec> params;
+  // The keys an instance takes: every key below key_limit(config) (arraylist:
+  // the slot numbers, below `capacity`); empty, or 0, for any 64-bit key.
+  // The generated testers (crash checker, stress, load/verify, damage, the
+  // conformance suites) and bench draw their keys below it.
+  std::function<uint64_t(const index_config&)> key_limit;
   std::vector<mutant_spec> mutants;
   std::optional<test_profile> tests;  // required for persistent indexes
   index_factory factory;
@@ -135,6 +146,10 @@ struct index_entry {
   bool supports(pm::mode m) const;
   bool supports(key_kind k) const;
 };
+
+// The key limit of `e` created with `params` (0: any key); throws like
+// index_config::parse for bad params.
+uint64_t key_limit(const index_entry& e, const std::string& params);
 
 // A snapshot of the registry (safe while another thread registers), in the
 // order `pmindex list` shows: by family, then by name.

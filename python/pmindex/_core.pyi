@@ -61,6 +61,7 @@ class IndexInfo(TypedDict):
     key_kinds: List[str]
     max_key: int
     max_value: int
+    key_limit: int  # keys below it with the default params (arraylist: capacity); 0: any
     scan_guarantee: str
     params: List[ParamInfo]
 

@@ -99,6 +99,7 @@ nb::list list_indexes() {
     d["key_kinds"] = kinds;
     d["max_key"] = e->max_key;
     d["max_value"] = e->max_value;
+    d["key_limit"] = key_limit(*e, "");  // keys below it with the default params (0: any)
     d["scan_guarantee"] = e->scan_guarantee;
     d["params"] = params;
     out.append(d);

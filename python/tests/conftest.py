@@ -32,3 +32,15 @@ def mode_of(name):
     import pmindex
     info = next(i for i in pmindex.indexes() if i["name"] == name)
     return "persist" if "persist" in info["modes"] else "dram"
+
+
+def small_params(name):
+    """An index with a key limit (a fixed array: arraylist) takes a small
+    capacity in these small pools; its keys are then below key_limit(name)."""
+    import pmindex
+    info = next(i for i in pmindex.indexes() if i["name"] == name)
+    return {"capacity": 4096} if info.get("key_limit") else {}
+
+
+def key_limit(name):
+    return 4096 if small_params(name) else 0

@@ -6,7 +6,7 @@ import threading
 import pytest
 
 import pmindex
-from conftest import persistent_indexes
+from conftest import persistent_indexes, small_params
 
 
 def run_threads(targets):
@@ -100,7 +100,7 @@ def test_close_while_threads_run(pool_path):
 
 @pytest.mark.parametrize("name", persistent_indexes())
 def test_every_persistent_index_from_two_threads(name, pool_path):
-    with pmindex.open(pool_path, name, size="32M") as db:
+    with pmindex.open(pool_path, name, size="32M", params=small_params(name)) as db:
         def writer(t):
             for i in range(500):
                 db.upsert(i * 2 + t, i)

@@ -58,6 +58,9 @@ key_state apply(const op_rec& o, key_state s);
 // shared keys are checked against the possible linearizations.
 inline constexpr uint32_t k_shared = UINT32_MAX;
 
+// Keys inserted after recovery (never in the key space).
+inline constexpr size_t k_probes = 24;
+
 class checker final : public shadow_observer::listener {
  public:
   explicit checker(const config& c);
@@ -71,6 +74,7 @@ class checker final : public shadow_observer::listener {
   void choose_key_kind(const index_entry& e);  // crashtest.cpp
   void make_keys();
   void draw_dataset_keys(std::mt19937_64& rng);
+  void draw_limited_keys(std::mt19937_64& rng);
   std::string show_key(uint32_t ki) const;
   std::string show_key(std::string_view k) const;
   std::string show(const key_state& s) const;
@@ -112,6 +116,7 @@ class checker final : public shadow_observer::listener {
   result r_;
   bool bytes_ = false;                      // byte calls (else the u64 calls)
   bool ordered_ = true;                     // scans (else lookups: index_entry::ordered)
+  uint64_t limit_ = 0;                      // keys below it (index_entry::key_limit; 0: any)
   std::vector<std::string> keys_;           // the key space, as bytes
   std::vector<uint64_t> keys_u64_;          // the same as integers (u64 calls)
   std::map<std::string, uint32_t> key_index_;

@@ -46,6 +46,7 @@ checker::checker(const config& c) : c_(c), vrng_(mix64(c.seed ^ 0x76617273)) {
     throw error(errc::usage, "--keys must be at least 4 per thread");
   choose_key_kind(*e);
   ordered_ = e->ordered;
+  limit_ = key_limit(*e, c_.params);
   make_keys();
   for (auto& k : keys_)
     if (bytes_ && k.size() > e->max_key)

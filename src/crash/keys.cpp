@@ -14,10 +14,13 @@ namespace pmindex::crash {
 // Keys: half dense small integers (full radix nodes, node growth), half
 // sparse 64-bit keys around four random prefixes diverging at random depths
 // (prefix splits). None is 0 or in the probe range used after recovery.
-// With a dataset: distinct random ids of it (see key_source).
+// With a dataset: distinct random ids of it (see key_source). An index
+// with a key limit: draw_limited_keys.
 void checker::make_keys() {
   std::mt19937_64 rng(mix64(c_.seed ^ 0x6b657973));
-  if (c_.dataset) {
+  if (limit_) {
+    draw_limited_keys(rng);
+  } else if (c_.dataset) {
     draw_dataset_keys(rng);
   } else {
     uint64_t prefix[4];
@@ -40,9 +43,10 @@ void checker::make_keys() {
   }
   for (uint32_t i = 0; i < keys_.size(); ++i) key_index_[keys_[i]] = i;
   // Probe keys for after recovery: outside the key space.
-  for (uint64_t i = 0; probes_.size() < 24; ++i) {
-    std::string p = bytes_ ? "\xF0probe-" + std::to_string(i)
-                           : std::string(std::string_view(key_bytes(0xF000000000000000ull + i * 0x10001ull)));
+  for (uint64_t i = 0; probes_.size() < k_probes; ++i) {
+    std::string p = limit_   ? std::string(std::string_view(key_bytes(limit_ - 1 - i)))  // the top slots
+                    : bytes_ ? "\xF0probe-" + std::to_string(i)
+                             : std::string(std::string_view(key_bytes(0xF000000000000000ull + i * 0x10001ull)));
     if (!key_index_.count(p)) probes_.push_back(p);
   }
   // Ownership: one thread owns everything; with threads, `disjoint` splits
@@ -57,6 +61,29 @@ void checker::make_keys() {
       bool shared = c_.keyset == "shared" || (c_.keyset == "mixed" && i % 4 == 3);
       owner_[i] = shared ? k_shared : owned++ % c_.threads;
     }
+}
+
+// An index that takes keys below limit_ (index_entry::key_limit): half
+// dense from 0, half random below the top k_probes slots (the probes'),
+// as integers (byte runs: their 8 bytes; the integer datasets only).
+void checker::draw_limited_keys(std::mt19937_64& rng) {
+  if (c_.dataset && c_.dataset->name != "u64" && c_.dataset->name != "u64-bytes")
+    throw error(errc::usage, c_.index + " takes integer keys below " + std::to_string(limit_) +
+                                 ": --dataset must be u64 or u64-bytes, not " + c_.dataset->name);
+  if (limit_ < c_.keys + k_probes)
+    throw error(errc::usage, c_.index + " takes keys below " + std::to_string(limit_) + ": --keys " +
+                                 std::to_string(c_.keys) + " needs a limit of at least --keys + " +
+                                 std::to_string(k_probes) + " (see its params)");
+  std::set<uint64_t> seen;
+  uint64_t dense = 0;
+  while (keys_u64_.size() < c_.keys) {
+    uint64_t k = rng() % (limit_ - k_probes);
+    if (keys_u64_.size() % 2 == 0)
+      while (seen.count(k = dense++)) {
+      }
+    if (seen.insert(k).second) keys_u64_.push_back(k);
+  }
+  for (uint64_t k : keys_u64_) keys_.emplace_back(std::string_view(key_bytes(k)));
 }
 
 // Distinct random ids of the dataset; with byte keys, every eighth key is

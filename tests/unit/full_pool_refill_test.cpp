@@ -45,6 +45,7 @@ std::vector<refill_param> refill_params(bool failing) {
   std::vector<refill_param> v;
   for (auto& e : registered_indexes()) {
     if (!e->persistent() || known_failing(e->name) != failing) continue;
+    if (e->key_limit) continue;  // a fixed array (arraylist): its memory is taken at creation
     for (bool bytes : {false, true}) {
       if (bytes && (!e->supports(key_kind::bytes) || e->max_key < 23)) continue;  // 23-byte keys
       v.push_back({e->name, 1, bytes});

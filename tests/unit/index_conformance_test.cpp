@@ -47,12 +47,14 @@ std::string param_name(const testing::TestParamInfo<param>& p) {
 }
 
 // Every index in dram and persist mode; `persist_only` for the tests that
-// reopen a pool file; `concurrent_only` for indexes that take threads.
-std::vector<param> all_params(bool persist_only = false, bool concurrent_only = false) {
+// reopen a pool file; `concurrent_only` for indexes that take threads;
+// `limited_only` for indexes with a key limit.
+std::vector<param> all_params(bool persist_only = false, bool concurrent_only = false, bool limited_only = false) {
   std::vector<param> v;
   for (auto& e : registered_indexes()) {
     if (e->name == "null") continue;  // stores nothing by design
     if (concurrent_only && !e->concurrent) continue;
+    if (limited_only && !e->key_limit) continue;
     for (auto m : e->modes)
       if ((m == pm::mode::dram && !persist_only) || m == pm::mode::persist) v.push_back({e->name, m, e->concurrent});
   }
@@ -65,7 +67,13 @@ class Conformance : public testing::TestWithParam<param> {
     path_ = "/dev/shm/pmindex-conf-" + std::to_string(getpid()) + "-" + param_name({GetParam(), 0}) + ".pool";
     ::unlink(path_.c_str());
     seed_ = test::test_seed();
+    // An index with a key limit (a fixed array) is made with its test
+    // profile's params and given keys below the limit.
+    auto e = find_index(GetParam().index);
+    params_ = e->tests ? e->tests->params : "";
+    limit_ = key_limit(*e, params_);
   }
+  uint64_t below(uint64_t k) const { return limit_ ? k % limit_ : k; }
   void TearDown() override { ::unlink(path_.c_str()); }
 
   options opts(uint64_t size = 64 << 20) const {
@@ -74,6 +82,7 @@ class Conformance : public testing::TestWithParam<param> {
     o.mode = GetParam().mode;
     o.pool_path = path_;
     o.pool_size = size;
+    o.params = params_;
     o.quiet = true;
     return o;
   }
@@ -89,7 +98,7 @@ class Conformance : public testing::TestWithParam<param> {
   void random_ops(index& idx, std::map<uint64_t, uint64_t>& ref, size_t ops, bool dense) {
     std::mt19937_64 rng(seed_);
     std::vector<uint64_t> pool_keys;
-    for (size_t i = 0; i < ops / 4 + 16; ++i) pool_keys.push_back(dense ? i * 3 : rng());
+    for (size_t i = 0; i < ops / 4 + 16; ++i) pool_keys.push_back(below(dense ? i * 3 : rng()));
     record buf[64];
     for (size_t i = 0; i < ops; ++i) {
       uint64_t k = pool_keys[rng() % pool_keys.size()], v = rng();
@@ -135,9 +144,12 @@ class Conformance : public testing::TestWithParam<param> {
 
   std::string path_;
   uint64_t seed_ = 0;
+  std::string params_;  // test_profile::params
+  uint64_t limit_ = 0;  // index_entry::key_limit (0: any key)
 };
 class PersistentConformance : public Conformance {};
 class ConcurrentConformance : public Conformance {};
+class LimitedConformance : public Conformance {};
 
 TEST_P(Conformance, RandomOpsDenseKeys) {
   auto idx = open(opts());
@@ -156,8 +168,10 @@ TEST_P(Conformance, RandomOpsSparseKeys) {
 TEST_P(Conformance, EdgeKeysAndRanges) {
   auto idx = open(opts());
   std::map<uint64_t, uint64_t> ref;
-  for (uint64_t k : {uint64_t{0}, uint64_t{1}, uint64_t{255}, uint64_t{256}, uint64_t{1} << 63, ~uint64_t{0},
-                     ~uint64_t{0} - 1, uint64_t{0x0102030405060708}}) {
+  // With a key limit L, the top keys are L - 1, L - 2 and L / 2.
+  const uint64_t top = limit_ ? limit_ - 1 : ~uint64_t{0};
+  for (uint64_t k : {uint64_t{0}, uint64_t{1}, uint64_t{255}, uint64_t{256}, limit_ ? limit_ / 2 : uint64_t{1} << 63,
+                     top, top - 1, below(0x0102030405060708)}) {
     ASSERT_TRUE(idx->insert(k, k ^ 7));
     ref[k] = k ^ 7;
   }
@@ -165,13 +179,13 @@ TEST_P(Conformance, EdgeKeysAndRanges) {
   record r[4];
   std::vector<record> out;
   if (!test::ordered(*idx)) {  // scan and range: one typed error
-    ASSERT_THROW_CODE(idx->scan(~uint64_t{0}, 4, r), errc::unsupported);
-    ASSERT_THROW_CODE(idx->range(0, ~uint64_t{0}, out), errc::unsupported);
+    ASSERT_THROW_CODE(idx->scan(top, 4, r), errc::unsupported);
+    ASSERT_THROW_CODE(idx->range(0, top, out), errc::unsupported);
     for (auto& [k, v] : ref) ASSERT_TRUE(idx->remove(k));
     expect_same(*idx, {}, "all removed");
     return;
   }
-  EXPECT_EQ(idx->scan(~uint64_t{0}, 4, r), 1u);
+  EXPECT_EQ(idx->scan(top, 4, r), 1u);
   EXPECT_EQ(idx->scan(5, 0, r), 0u);
   EXPECT_EQ(idx->range(2, 255, out), 1u);
   out.clear();
@@ -182,6 +196,28 @@ TEST_P(Conformance, EdgeKeysAndRanges) {
   ref.clear();
   expect_same(*idx, ref, "all removed");
   EXPECT_EQ(idx->scan(0, 4, r), 0u);
+}
+
+// An index with a key limit: a key at or past it is error(key_too_long)
+// for every point operation, and changes nothing; scans from it find none.
+TEST_P(LimitedConformance, KeyPastTheLimitIsATypedError) {
+  ASSERT_NE(limit_, 0u);
+  auto idx = open(opts());
+  std::map<uint64_t, uint64_t> ref{{limit_ - 1, 1}};
+  ASSERT_TRUE(idx->insert(limit_ - 1, 1));
+  for (uint64_t k : {limit_, limit_ + 1, ~uint64_t{0}}) {
+    ASSERT_THROW_CODE(idx->insert(k, 2), errc::key_too_long);
+    ASSERT_THROW_CODE(idx->update(k, 2), errc::key_too_long);
+    ASSERT_THROW_CODE(idx->upsert(k, 2), errc::key_too_long);
+    ASSERT_THROW_CODE(idx->remove(k), errc::key_too_long);
+    ASSERT_THROW_CODE(idx->lookup(k), errc::key_too_long);
+    ASSERT_THROW_CODE(idx->insert(std::string_view(key_bytes(k)), std::string_view(value_bytes(2))),
+                      errc::key_too_long);
+    record r[2];
+    if (test::ordered(*idx)) ASSERT_EQ(idx->scan(k, 2, r), 0u);
+  }
+  expect_same(*idx, ref, "after keys past the limit");
+  ASSERT_TRUE(idx->check().ok);
 }
 
 TEST_P(PersistentConformance, CleanReopen) {
@@ -226,6 +262,7 @@ TEST_P(PersistentConformance, DirtyReopenRecoversAndLeaksNothing) {
 }
 
 TEST_P(PersistentConformance, FullPoolFailsCleanly) {
+  if (limit_) GTEST_SKIP() << "a fixed array: its memory is taken at creation, inserts never fill the pool";
   auto o = opts(2 << 20);
   std::map<uint64_t, uint64_t> ref;
   {
@@ -288,6 +325,7 @@ TEST_P(ConcurrentConformance, ConcurrentDisjointWriters) {
 INSTANTIATE_TEST_SUITE_P(Indexes, Conformance, testing::ValuesIn(all_params()), param_name);
 INSTANTIATE_TEST_SUITE_P(Indexes, PersistentConformance, testing::ValuesIn(all_params(true)), param_name);
 INSTANTIATE_TEST_SUITE_P(Indexes, ConcurrentConformance, testing::ValuesIn(all_params(false, true)), param_name);
+INSTANTIATE_TEST_SUITE_P(Indexes, LimitedConformance, testing::ValuesIn(all_params(false, false, true)), param_name);
 
 }  // namespace
 }  // namespace pmindex
