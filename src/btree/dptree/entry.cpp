@@ -65,6 +65,14 @@ index_entry make_entry() {
        // of it after recovery fails.
        "completed operation was lost|recovered absent, but a completed|completed operations "
        "left|after recovery: [a-z]+\\([0-9]+\\) returned false"},
+      // A record without its fingerprint is invisible to lookups (and to
+      // the presence checks of writes): the live run's lookups, or check().
+      {"fingerprint_skipped", "a merge writes a new slot without its fingerprint", "crashtest", crash,
+       "live run|wrong fingerprint|after recovery: [a-z]+\\([0-9]+\\) returned false"},
+      // Found only after a crash that loses the fingerprint's line.
+      {"fingerprint_unflushed", "a merge does not flush the fingerprints of the slots it writes",
+       "crashtest", crash,
+       "wrong fingerprint|completed operation was lost|recovered absent, but a completed"},
   };
   const std::string small = "--params leaf=4,merge_min=4";
   e.tests = test_profile{
