@@ -128,7 +128,8 @@
 //    leaf, one more line per 64-slot group that received a new record (at
 //    most 4; merge_flushes_per_record in stats), 256 bytes more per leaf
 //    (the leaf block grows from 768 to 1024 bytes: ~1.7 bytes per record at
-//    58% fill), and nothing at open;
+//    58% fill; 2.5 measured at 1M, docs/results/dptree.md), and nothing at
+//    open;
 //  - in DRAM they would be rebuilt at every open from every record (for
 //    keys=bytes a read of every kv block), which DPTree's recovery does not
 //    do now (it reads each leaf's metadata only), and at every merge for the
