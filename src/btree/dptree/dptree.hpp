@@ -108,6 +108,52 @@
 // keys=bytes: a remove record may name a block no leaf or upsert owns any
 // more (its frozen record was not carried): the record keeps it until its
 // buffer's merge commits (trace(), replay()).
+//
+// FINGERPRINTS (issue 15): each base leaf holds a one-byte fingerprint per
+// slot (detail::fingerprint of the slot's whole key: u64, or the key's bytes
+// for keys=bytes), so a point lookup in the base (and every presence check
+// of a write and of replay: find()) compares the fingerprints of the used
+// slots, 64 at a time (one SIMD compare per 64-byte line, masked by the
+// current copy's bitmap), and reads only the keys of the matches: ~1 key
+// line for a present key, ~count/256 for an absent one, against the binary
+// search through the order array (8 dependent probes, each an order line
+// and a slot line) it replaces. Scans and the merge walk keep the order
+// array. They live IN THE PM LEAF, beside the metadata copies, not in DRAM:
+//  - no versioning: a fingerprint is written with its slot, while the slot
+//    is free at the current version (the merge's step 1), and a reader
+//    looks only at the slots in its copy's bitmap; the fingerprint line is
+//    flushed with the slot lines under the merge's one fence, so a slot is
+//    never in a committed bitmap without its fingerprint durable;
+//  - the cost is paid by the merge, which is in the background: per changed
+//    leaf, one more line per 64-slot group that received a new record (at
+//    most 4; merge_flushes_per_record in stats), 256 bytes more per leaf
+//    (the leaf block grows from 768 to 1024 bytes: ~1.7 bytes per record at
+//    58% fill; 2.5 measured at 1M, docs/results/dptree.md), and nothing at
+//    open;
+//  - in DRAM they would be rebuilt at every open from every record (for
+//    keys=bytes a read of every kv block), which DPTree's recovery does not
+//    do now (it reads each leaf's metadata only), and at every merge for the
+//    leaves it changed; they would also add 256 bytes per leaf of DRAM.
+// The original (zxjcarrot/DPTree-code, include/dptree.hpp) keeps its
+// fingerprints in PM too, inside each metadata copy's bitmap, and places a
+// record at a slot derived from its hash; ours keep the free-slot placement
+// and need no copy per version (the copies stay one line of bitmap each).
+// check() recomputes every fingerprint (mutants fingerprint_skipped,
+// fingerprint_unflushed). The merge thread writes a free slot's
+// fingerprint while readers compare its line: the byte is masked out of
+// their result by the bitmap, as the slot itself is never read.
+// LAYOUT CHANGE: a pool of the layout before fingerprints (its root magic,
+// k_magic_v1) is refused with errc::bad_version (exit code 5), one line.
+//
+// FLUSHES AND FENCES PER OPERATION
+//  - insert, update, upsert, remove: 1 flush + 1 fence (the log record;
+//    keys=bytes: + the kv block's lines, same fence); a write that links a
+//    log chunk: + 2 flushes, 2 fences per 63 records;
+//  - lookup, scan: none;
+//  - a merge (background): per changed leaf its new slot lines, their
+//    fingerprint lines (<= 4), the metadata copy's first line, its order
+//    lines in use, the stamp line, then 1 fence for all; the commit 1 flush
+//    + 1 fence; a carry 1 flush per record + 1 fence; trim_log 1 + 1.
 #pragma once
 
 #include <atomic>
@@ -143,6 +189,8 @@ enum class mutant : unsigned {
   log_truncated_early,  // the frozen buffer's log is invalidated before the merge commits
   scan_duplicates,      // a scan returns a key of both buffer and base twice (the original's bug)
   carry_after_commit,   // a partial merge carries its unplaced records to the next log after the commit
+  fingerprint_skipped,   // a merge writes a new slot without its fingerprint
+  fingerprint_unflushed, // a merge writes a new slot's fingerprint but does not flush it
 };
 
 // clang-format off
@@ -155,13 +203,16 @@ struct meta {               // one metadata copy: 320 bytes, 64-byte aligned
   uint64_t bitmap[4];       //  32  used slots
   uint8_t order[k_slots];   //  64  used slots in key order [0, count)
 };
-struct leaf {               // 704 bytes (allocator class 768); the records live in a slot block
+struct leaf {               // 960 bytes (allocator class 1024); the records live in a slot block
   uint64_t stamp;           //   0  {gen: 63, copy: 1}: copy s is current iff gen <= root.gen
   uint64_t slots;           //   8  the slot block: min(256, 2 * leaf) entries {key, value}; immutable
   uint64_t pad[6];          //  16
   meta m[2];                //  64  the two copies
+  uint8_t fp[k_slots];      // 704  fingerprint of slot i's key; written and flushed with the slot while
+                            //      the slot is free at the current version (valid iff the slot is in the
+                            //      current copy's bitmap: no copy per version)
 };
-static_assert(sizeof(meta) == 320 && sizeof(leaf) == 704);
+static_assert(sizeof(meta) == 320 && sizeof(leaf) == 960);
 
 enum rec_op : uint64_t { k_upsert = 1, k_remove = 2 };
 struct log_rec {            // one cache line; the line is the unit of a crash
@@ -200,7 +251,10 @@ class tree final : public bytes_index {
   // A key as the buffer stores it and as everything compares it.
   using ukey = std::conditional_t<k_bytes, std::string_view, uint64_t>;
   using bkey = std::conditional_t<k_bytes, std::string, uint64_t>;
-  static constexpr uint64_t k_magic = k_bytes ? 0x7365747942505444ull : 0x3436755f42505444ull;
+  // "DTP2_u64" / "DTP2byts" (little-endian): the leaf layout with fingerprints.
+  static constexpr uint64_t k_magic = k_bytes ? 0x7374796232505444ull : 0x3436755f32505444ull;
+  // "DTPB_u64" / "DTPBytes": the layout before fingerprints, refused with a clear error.
+  static constexpr uint64_t k_magic_v1 = k_bytes ? 0x7365747942505444ull : 0x3436755f42505444ull;
 
   tree(pm::pool& p, open_kind kind, const index_config& cfg);
   ~tree() override;
@@ -258,6 +312,7 @@ class tree final : public bytes_index {
   struct mrec {
     entry e;
     int slot;
+    uint8_t fp;  // its key's fingerprint (an existing record's: copied from its leaf)
   };
   struct out_leaf {
     uint64_t off;  // the leaf (a new one when fresh)
@@ -288,8 +343,12 @@ class tree final : public bytes_index {
   uint64_t new_leaf();  // both blocks; throws pool_full
   void free_leaf(uint64_t off);
   typename K::key layer_key(const entry& e) const noexcept { return K::of(p_, e.key, e.value); }
-  // Position of the first record >= k in the leaf's current order.
+  // Position of the first record >= k in the leaf's current order (scans).
   unsigned lower(const leaf* l, const meta& m, ukey k, bool* found) const noexcept;
+  static uint8_t fp_of(ukey k) noexcept { return detail::fingerprint(k); }
+  // The slot of m's bitmap holding k, or -1: fingerprints first, then the
+  // keys of the matching slots.
+  int slot_of(const leaf* l, const meta& m, ukey k) const noexcept;
   uint64_t leaf_for(ukey k) const noexcept;
   bool base_find(ukey k, uint64_t* word) const noexcept;
   static uint64_t hash(ukey k) noexcept;

@@ -180,7 +180,7 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_
   for (; i < items.size() && (!has_next || items[i].first < end); ++i) {
     const ukey k = items[i].first;
     const bval& v = items[i].second;
-    for (; j < m.count && key_of(s[m.order[j]]) < k; ++j) all.push_back({s[m.order[j]], m.order[j]});
+    for (; j < m.count && key_of(s[m.order[j]]) < k; ++j) all.push_back({s[m.order[j]], m.order[j], l->fp[m.order[j]]});
     const bool match = j < m.count && key_of(s[m.order[j]]) == k;
     if (carry && !v.tomb) {  // a new record needs a free slot and, if the key is new, room
       if (fresh >= free || (!match && m.count + adds >= cap_)) {
@@ -202,13 +202,13 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_
         kw = detail::key_prefix(k);
       else
         kw = k;
-      all.push_back({entry{kw, v.word}, -1});
+      all.push_back({entry{kw, v.word}, -1, fp_of(k)});
       delta += !match;
     } else {
       delta -= match;
     }
   }
-  for (; j < m.count; ++j) all.push_back({s[m.order[j]], m.order[j]});
+  for (; j < m.count; ++j) all.push_back({s[m.order[j]], m.order[j], l->fp[m.order[j]]});
 
   const unsigned n = unsigned(all.size());
   unsigned per = n;  // records per output leaf
@@ -251,9 +251,10 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_
   return pl;
 }
 
-// Writes one output leaf at version g: new records into free slots, the
-// other metadata copy (a new leaf: copy 0), the stamp. Nothing is flushed
-// here: the lines to flush are appended to `lines`.
+// Writes one output leaf at version g: new records into free slots with
+// their fingerprints, the other metadata copy (a new leaf: copy 0), the
+// stamp. Nothing is flushed here: the lines to flush are appended to
+// `lines` (a fingerprint line once per 64-slot group that got a record).
 template <class K>
 void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
                          std::vector<std::pair<const void*, size_t>>& lines) {
@@ -268,6 +269,7 @@ void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
   }
   meta& nm = l->m[alt];
   uint64_t bm[4] = {0, 0, 0, 0}, slot_lines = 0;
+  unsigned fp_lines = 0;
   unsigned cursor = 0;
   const unsigned n = unsigned(o.recs.size());
   for (unsigned x = 0; x < n; ++x) {
@@ -279,6 +281,8 @@ void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
       taken[cursor / 64] |= uint64_t{1} << (cursor % 64);
       s[slot] = o.recs[x].e;  // a slot free at the current version: no reader, no recovery reads it
       slot_lines |= uint64_t{1} << (unsigned(slot) / 4);
+      if (!mut_.on(mutant::fingerprint_skipped)) l->fp[slot] = o.recs[x].fp;  // masked out for readers
+      fp_lines |= 1u << (unsigned(slot) / 64);
     }
     bm[slot / 64] |= uint64_t{1} << (slot % 64);
     nm.order[x] = uint8_t(slot);
@@ -288,6 +292,8 @@ void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
   nm.count = n;
   std::memcpy(nm.bitmap, bm, sizeof bm);
   for (uint64_t m = slot_lines; m; m &= m - 1) lines.emplace_back(s + 4 * std::countr_zero(m), 64);
+  if (mut_.on(mutant::fingerprint_unflushed)) fp_lines = 0;
+  for (unsigned m = fp_lines; m; m &= m - 1) lines.emplace_back(l->fp + 64 * std::countr_zero(m), 64);
   lines.emplace_back(&nm, 64);             // next, max key, count, bitmap: one line
   if (n) lines.emplace_back(nm.order, n);  // the order lines in use
   store_rel(&l->stamp, (g << 1) | alt);
@@ -434,7 +440,8 @@ bool tree<K>::merge(buffer& f) {
       const leaf* l = at(leaves_[q]);
       const meta& m = cur(l);
       out_leaf o{leaves_[q], false, {}};
-      for (unsigned j = 0; j < m.count; ++j) o.recs.push_back({slots(l)[m.order[j]], m.order[j]});
+      for (unsigned j = 0; j < m.count; ++j)
+        o.recs.push_back({slots(l)[m.order[j]], m.order[j], l->fp[m.order[j]]});
       plan pl{q, {}};
       pl.outs.push_back(std::move(o));
       plans.emplace(q, std::move(pl));

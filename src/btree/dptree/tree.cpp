@@ -96,6 +96,11 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_inde
     active_->tag = 0;
     active_->chunk = chunk_at(logs[0]);
   } else {
+    const uint64_t ro = p_.root();
+    if (p_.valid_block(ro, sizeof(root_block)) && p_.template ptr<root_block>(ro)->magic == k_magic_v1)
+      throw error(errc::bad_version,
+                  "dptree: the pool has the base-leaf layout before fingerprints (an older pmindex); "
+                  "recreate it with this version");
     root_ = common::attach_root<root_block>(p_, k_magic, "dptree");
     if (root_->leaf_cap != cap_) corrupt("leaf size in the pool does not match its parameters");
     for (uint64_t l : root_->log)
@@ -338,15 +343,37 @@ uint64_t tree<K>::leaf_for(ukey k) const noexcept {
     return layer_->find(k);
 }
 
+// One 64-byte compare per 64 slots (nslots_ <= 256; the fingerprint array
+// always has 256 bytes, so the last line is whole); a slot outside m's
+// bitmap is masked out whatever its byte (a merge may be writing it).
+template <class K>
+int tree<K>::slot_of(const leaf* l, const meta& m, ukey k) const noexcept {
+  const uint8_t f = fp_of(k);
+  const entry* s = slots(l);
+  uint64_t word;  // the slot's key word: u64 the key, bytes its prefix
+  if constexpr (k_bytes)
+    word = detail::key_prefix(k);
+  else
+    word = k;
+  for (unsigned g = 0; g * 64 < nslots_; ++g) {
+    for (uint64_t hit = detail::match_bytes64(l->fp + 64 * g, f) & m.bitmap[g]; hit; hit &= hit - 1) {
+      const unsigned i = 64 * g + unsigned(std::countr_zero(hit));
+      if (s[i].key != word) continue;
+      if constexpr (k_bytes)
+        if (key_of(s[i]) != k) continue;
+      return int(i);
+    }
+  }
+  return -1;
+}
+
 // Caller holds the structure lock (shared): the base is the current version.
 template <class K>
 bool tree<K>::base_find(ukey k, uint64_t* word) const noexcept {
   const leaf* l = at(leaf_for(k));
-  const meta& m = cur(l);
-  bool found;
-  unsigned j = lower(l, m, k, &found);
-  if (found && word) *word = slots(l)[m.order[j]].value;
-  return found;
+  const int i = slot_of(l, cur(l), k);
+  if (i >= 0 && word) *word = slots(l)[i].value;
+  return i >= 0;
 }
 
 // The newest state of k: the active buffer, the frozen one, the base. The

@@ -44,6 +44,7 @@ std::string tree<K>::check_chain(uint64_t& records, std::vector<uint64_t>& chain
           return at_leaf + "slot " + std::to_string(s) + ": record block does not match its prefix word";
       }
       const ukey k = key_of(e);
+      if (l->fp[s] != fp_of(k)) return at_leaf + "slot " + std::to_string(s) + ": wrong fingerprint";
       if (have_prev && !(prev < k)) return at_leaf + K::describe(layer_key(e)) + " out of order";
       prev = k;
       have_prev = true;
