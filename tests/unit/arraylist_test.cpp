@@ -27,20 +27,7 @@ options opts(const std::string& path, pm::mode m, bool bytes) {
 
 std::string slot_key(uint64_t s) { return std::string(std::string_view(key_bytes(s))); }
 
-void compare(index& idx, const ref_map& ref) {
-  auto c = idx.check();
-  ASSERT_TRUE(c.ok) << c.message;
-  record_buffer all;
-  idx.scan(std::string_view(""), ref.size() + 10, all);
-  ASSERT_EQ(all.size(), ref.size());
-  size_t i = 0;
-  for (auto& [k, v] : ref) {
-    ASSERT_EQ(all.key(i), k) << i;
-    ASSERT_EQ(all.value(i), v) << i;
-    ++i;
-  }
-  EXPECT_EQ(idx.stats().records, ref.size());
-}
+void compare(index& idx, const ref_map& ref) { test::pmemids::compare_scan(idx, ref); }
 
 struct param {
   pm::mode mode;
@@ -125,13 +112,13 @@ TEST(ArraylistCost, FlushesAndFencesPerOperation) {
       auto idx = open(opts(tp.path(), m, false));
       auto c = measure([&] { idx->insert(uint64_t{5}, uint64_t{1}); });
       EXPECT_EQ(c.fences, tx ? 3u : 1u);
-      if (!tx) EXPECT_EQ(c.lines, 1u);
+      if (!tx) { EXPECT_EQ(c.lines, 1u); }
       c = measure([&] { idx->update(uint64_t{5}, uint64_t{2}); });
       EXPECT_EQ(c.fences, 1u);
       EXPECT_EQ(c.lines, 1u);
       c = measure([&] { idx->remove(uint64_t{5}); });
       EXPECT_EQ(c.fences, tx ? 3u : 1u);
-      if (!tx) EXPECT_EQ(c.lines, 1u);
+      if (!tx) { EXPECT_EQ(c.lines, 1u); }
       idx->close();
     }
     test::temp_pool tb("pmemids-arraylist-cost-b");
@@ -139,13 +126,13 @@ TEST(ArraylistCost, FlushesAndFencesPerOperation) {
     const std::string k = slot_key(7), v100(100, 'x'), v40(40, 'y');
     auto c = measure([&] { idx->insert(k, v100); });  // two lines of the item
     EXPECT_EQ(c.fences, tx ? 3u : 2u);
-    if (!tx) EXPECT_EQ(c.lines, 2u);
+    if (!tx) { EXPECT_EQ(c.lines, 2u); }
     c = measure([&] { idx->update(k, v100); });  // persist: into the spare, then the meta word
     EXPECT_EQ(c.fences, tx ? 3u : 2u);
-    if (!tx) EXPECT_EQ(c.lines, 3u);
+    if (!tx) { EXPECT_EQ(c.lines, 3u); }
     c = measure([&] { idx->update(k, v40); });  // persist: back into the item, one line
     EXPECT_EQ(c.fences, tx ? 3u : 1u);
-    if (!tx) EXPECT_EQ(c.lines, 1u);
+    if (!tx) { EXPECT_EQ(c.lines, 1u); }
     std::string got;
     ASSERT_TRUE(idx->lookup(k, &got));
     EXPECT_EQ(got, v40);

@@ -1,6 +1,7 @@
 // What the pmemids structures' own suites share: the options of a test
 // pool, a key space with byte keys that are prefixes of each other, and
-// random operations applied to an index and a std::map oracle alike.
+// random operations applied to an index and a std::map oracle alike, and
+// the comparison of an ordered structure with that oracle.
 // (pmemids_btree_test.cpp predates this header and keeps its own copy.)
 #pragma once
 
@@ -57,6 +58,23 @@ inline void random_ops(index& idx, ref_map& ref, std::mt19937_64& rng, bool byte
     }
     if (i % 1500 == 0) phase();
   }
+}
+
+// An ordered structure holds exactly `ref`: check() passes, a full scan
+// returns ref's records in order, and stats() counts them.
+inline void compare_scan(index& idx, const ref_map& ref) {
+  auto c = idx.check();
+  ASSERT_TRUE(c.ok) << c.message;
+  record_buffer all;
+  idx.scan(std::string_view(""), ref.size() + 10, all);
+  ASSERT_EQ(all.size(), ref.size());
+  size_t i = 0;
+  for (auto& [k, v] : ref) {
+    ASSERT_EQ(all.key(i), k) << i;
+    ASSERT_EQ(all.value(i), v) << i;
+    ++i;
+  }
+  EXPECT_EQ(idx.stats().records, ref.size());
 }
 
 }  // namespace pmindex::test::pmemids

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pmemids_ops.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "substrate_util.hpp"
@@ -30,37 +31,12 @@ struct param {
 class PmemidsOrdered : public testing::TestWithParam<param> {};
 
 options opts(const std::string& path, const param& p) {
-  options o;
-  o.index = p.index;
-  o.pool_path = path;
-  o.pool_size = 64 << 20;
-  o.mode = p.mode;
-  o.params = p.bytes ? "keys=bytes" : "";
-  o.quiet = true;
-  return o;
+  return test::pmemids::pool_options(p.index, path, p.mode, p.bytes);
 }
 
-using ref_map = std::map<std::string, std::string>;
-
-std::string key_of(uint64_t i, bool bytes) {
-  if (!bytes) return std::string(std::string_view(key_bytes(i * 7919 % 5000)));
-  std::string k = std::to_string(i * 7919 % 5000);
-  return k.substr(0, 1 + i % k.size()) + std::string(i % 9, static_cast<char>('a' + i % 3));  // prefixes too
-}
-
-void compare(index& idx, const ref_map& ref) {
-  auto c = idx.check();
-  ASSERT_TRUE(c.ok) << c.message;
-  record_buffer all;
-  idx.scan(std::string_view(""), ref.size() + 10, all);
-  ASSERT_EQ(all.size(), ref.size());
-  size_t i = 0;
-  for (auto& [k, v] : ref) {
-    ASSERT_EQ(all.key(i), k) << i;
-    ASSERT_EQ(all.value(i), v) << i;
-    ++i;
-  }
-}
+using test::pmemids::key_of;
+using test::pmemids::ref_map;
+void compare(index& idx, const ref_map& ref) { test::pmemids::compare_scan(idx, ref); }
 
 TEST_P(PmemidsOrdered, RandomOpsReopenAndRecover) {
   const param p = GetParam();

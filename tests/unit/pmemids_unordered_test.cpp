@@ -43,7 +43,7 @@ void compare(index& idx, const ref_map& ref, const param& p, uint64_t space) {
     std::string k = key_of(i, p.bytes);
     auto it = ref.find(k);
     ASSERT_EQ(idx.lookup(k, &got), it != ref.end()) << i;
-    if (it != ref.end()) ASSERT_EQ(got, it->second) << i;
+    if (it != ref.end()) { ASSERT_EQ(got, it->second) << i; }
   }
 }
 
