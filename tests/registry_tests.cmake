@@ -4,7 +4,7 @@
 # (index_entry::tests) and adds, for each persistent index:
 #   crash_<i>_random / _exhaustive / _threads2 / _threads4   the crash checker
 #   crash_<i>_bytes / _bytes_exhaustive   byte keys (urls, names) and values, when it takes keys=bytes
-#   kill_verify_<i>                 SIGKILL during load, then verify (and _bytes: byte keys)
+#   kill_verify_<i>                 SIGKILL during load, then verify (and _bytes: byte keys, _tx: tx mode)
 #   stress_<i> / stress_<i>_dram    concurrent stress, scans checked (and _bytes: byte keys)
 #   damage_<i>                      damaged pools: no crash or hang of info / verify / open+check+scan
 #   mutant_<i>_<m>                  each mutant caught with its message (test builds)
@@ -43,6 +43,7 @@ foreach(_i RANGE ${_last})
   string(JSON _concurrent GET "${_e}" concurrent)
   string(JSON _tests_type TYPE "${_e}" tests)
   string(JSON _kinds GET "${_e}" key_kinds)
+  string(JSON _modes GET "${_e}" modes)
   set(_bytes OFF)
   if(_kinds MATCHES "\"bytes\"")
     set(_bytes ON)
@@ -125,6 +126,11 @@ foreach(_i RANGE ${_last})
     if(_bytes)
       _pm_test(kill_verify_${_name}_bytes kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 3
                ${_kkb} 400 --dataset ${_pm_long_keys} --value-size 100 ${_pp})
+    endif()
+    if(_modes MATCHES "\"tx\"")
+      # tx mode: killed inside a transaction, recovery rolls it back.
+      _pm_test(kill_verify_${_name}_tx kill 120 ${PMINDEX_TEST_DIR}/crash/kill_verify.sh ${PMINDEX_BIN} ${_name} 4
+               ${_kk} 400 --mode tx ${_pp})
     endif()
   endif()
 
