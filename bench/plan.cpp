@@ -63,6 +63,10 @@ uint64_t default_pool_size(const run_config& cfg, const std::vector<workload>& p
   if (cfg.parallel == parallel_mode::instance) recs = static_cast<double>(cfg.records) + ins * est_ops / cfg.threads;
   // Random inserts draw from the key space: at most key_space records.
   if (cfg.random_inserts) recs = static_cast<double>(std::max(cfg.records, cfg.key_space));
+  // An index with a key limit (arraylist) reserves room for every key below
+  // it when it is created.
+  if (auto e = find_index(cfg.index))
+    if (const uint64_t limit = key_limit(*e, cfg.base.params)) recs = std::max(recs, static_cast<double>(limit));
   double per_record = 512;
   if (cfg.byte_path() && cfg.data) {
     // Mean key length over a sample of ids; keys and values may be stored

@@ -1,7 +1,7 @@
 #include "report.hpp"
 
-#include <cinttypes>
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
 
 namespace pmindex::bench {
@@ -193,10 +193,24 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
         h.percentile(0.999), per(r.all.flushes, r.all.done), per(r.all.fences, r.all.done),
         per(r.all.allocs, r.all.done), bpr, r.failed ? "FAIL" : (r.counted ? "ok" : "-"));
   }
+  // A grid repeats a run per mode and thread count: each note is printed
+  // once per index, with the workloads it came from.
+  struct note_line {
+    std::string label, note, workloads;
+  };
+  std::vector<note_line> notes;
   for (auto& r : rs) {
     if (r.failed) std::fprintf(f, "FAILED %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(), r.failure.c_str());
-    for (auto& n : r.notes) std::fprintf(f, "note: %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(), n.c_str());
+    for (auto& n : r.notes) {
+      auto it = std::find_if(notes.begin(), notes.end(), [&](auto& x) { return x.label == r.label && x.note == n; });
+      if (it == notes.end())
+        notes.push_back({r.label, n, r.cfg.w.name});
+      else if (("," + it->workloads + ",").find("," + r.cfg.w.name + ",") == std::string::npos)
+        it->workloads += "," + r.cfg.w.name;
+    }
   }
+  for (auto& n : notes)
+    std::fprintf(f, "note: %s %s: %s\n", n.label.c_str(), n.workloads.c_str(), n.note.c_str());
   if (!detail) return;
   for (auto& r : rs) {
     std::fprintf(f, "\n%s / %s  (%s, %s, %u thread%s, %s %s, %s universe)\n", r.label.c_str(),

@@ -1,5 +1,6 @@
 #include "bench_pmemids.hpp"
 
+#include <cinttypes>
 #include <map>
 #include <string>
 #include <tuple>
@@ -50,8 +51,11 @@ void print_pmemids_table(FILE* f, const std::vector<bench::run_result>& rs) {
     c.fences = static_cast<double>(r.all.fences) / static_cast<double>(r.all.done);
   }
   if (rows.empty()) return;
-  std::fprintf(
-      f, "\npmemids grid: KTPS (thousands of operations/s, all threads), then flushes/fences per write op\n");
+  const auto& c0 = rs.front().cfg;
+  std::fprintf(f,
+               "\npmemids grid (%" PRIu64 " records, %u-byte values): KTPS (thousands of operations/s, all "
+               "threads), then flushes/fences per write op\n",
+               c0.records, c0.value_size);
   std::fprintf(f, "%-12s %7s", "", "");
   std::fprintf(f, " %-39s %-39s %s\n", "---------------- read ----------------",
                "---------------- write ---------------", "write flushes/fences");

@@ -175,6 +175,8 @@ int cmd_bench(args& a) {
       base.parallel = bench::parallel_mode::instance;
     }
     if (!mode_given) modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::tx};
+    // The study's records: u64 keys, 100-byte values (the byte path).
+    if (!a.has("value-size") && !std::getenv("PMINDEX_VALUE_SIZE")) base.value_size = 100;
     thread_counts = {1};
     if (base.threads > 1) thread_counts.push_back(base.threads);
   }
@@ -237,6 +239,7 @@ int cmd_bench(args& a) {
             skipped.push_back(name + " (" + fit.reason + ")");
             continue;
           }
+          if (!pool_size_given) cfg.base.pool_size = bench::default_pool_size(cfg, wls);
         }
         // An unordered index runs no scans: its scan workloads are skipped.
         std::vector<bench::workload> mine;

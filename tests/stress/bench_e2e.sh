@@ -123,6 +123,12 @@ rc=$?
 grep -q "^pmemids grid" "$DIR/g.txt" || fail "--preset pmemids: no grid table"
 [ "$(grep -cE '^(btree|hashtable) +[12] ' "$DIR/g.txt")" -eq 4 ] || fail "--preset pmemids: expected 4 grid rows"
 grep -q '"preset": *"pmemids"' "$DIR/g.json" || fail "--preset pmemids: not in the JSON options"
+grep -q '^pmemids grid (2000 records, 100-byte values)' "$DIR/g.txt" || fail "--preset pmemids: not the study's 100-byte values"
+# arraylist (a key limit) in both workloads at 1 and 2 threads: its note once.
+"$PM" bench --preset pmemids --index arraylist --params capacity=4096 --mode persist -n 2000 -p 2000 -t 2 \
+  --pool "$DIR/a.pool" --no-progress > "$DIR/a.txt" || fail "--preset pmemids --index arraylist exited $?"
+[ "$(grep -c '^note: arraylist pmemids-read,pmemids-write: ' "$DIR/a.txt")" -eq 1 ] ||
+  fail "--preset pmemids: arraylist's note not printed exactly once"
 "$PM" bench --preset nosuch "${small[@]}" > /dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown --preset: expected exit code 2"
 echo "bench e2e: all passed"
