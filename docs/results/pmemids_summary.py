@@ -21,19 +21,33 @@ STUDY = {
 
 docs = [json.load(open(p)) for p in sys.argv[1:]]
 ktps = defaultdict(list)  # (index, threads, read?, mode) -> KTPS per file
+per_grid = []  # per file: (index, threads, read?, mode) -> KTPS
 ff = {}  # (index, threads, mode) -> (flushes, fences) per write op
 order = []
+starved = []  # runs whose threads did not have their CPUs (another process ran)
 for d in docs:
+    per_grid.append({})
     for r in d["results"]:
         if not r.get("check", {}).get("ok", True):
             continue
         read = r["workload"] == "pmemids-read"
+        if r["run"].get("mops_cpu", 0) > 1.15 * r["run"]["mops"]:
+            starved.append(f"{r['index']} {r['threads']}t {r['mode']} {r['workload']} "
+                           f"({r['run']['mops_cpu'] / r['run']['mops']:.2f}x)")
         key = (r["index"], r["threads"])
         if key not in order:
             order.append(key)
         ktps[key + (read, r["mode"])].append(r["run"]["mops"] * 1000)
+        per_grid[-1][key + (read, r["mode"])] = r["run"]["mops"] * 1000
         if not read:
             ff[key + (r["mode"],)] = (r["run"]["flushes_per_op"], r["run"]["fences_per_op"])
+
+
+def ratio(a, b):
+    """Median over the grids of the ratio of cells a and b, each grid's pair
+    measured side by side (a grid runs the modes of a structure back to back)."""
+    rs = [g[a] / g[b] for g in per_grid if a in g and b in g and g[b]]
+    return statistics.median(rs) if rs else float("nan")
 
 
 def med(k):
@@ -70,8 +84,13 @@ for idx, t in sorted(order, key=lambda k: (k[1], k[0])):
     print(f"| {idx} | {t} | " + " | ".join(cells) + " |")
 print()
 print(f"largest spread (max-min)/median of a cell over the grids: {worst:.0%}")
+if starved:
+    print()
+    print("WARNING: runs with operations per CPU-second > 1.15x per wall second (their threads waited "
+          "for a CPU): " + ", ".join(starved))
 print()
-print("The study's findings at 1 thread, ours beside them (ratios of medians):")
+print("The study's findings at 1 thread, ours beside them (ours: the median over the grids of each "
+      "grid's ratio):")
 print()
 print("| index | DRAM/Persist read: study | ours | DRAM/Persist write: study | ours | "
       "Persist/Trans write: study | ours |")
@@ -80,10 +99,11 @@ for idx, t in sorted(order):
     if t != 1:
         continue
     s = STUDY.get(idx)
-    dr, pr = med((idx, 1, True, "dram")), med((idx, 1, True, "persist"))
-    dw, pw, tw = med((idx, 1, False, "dram")), med((idx, 1, False, "persist")), med((idx, 1, False, "tx"))
+    r = (ratio((idx, 1, True, "dram"), (idx, 1, True, "persist")),
+         ratio((idx, 1, False, "dram"), (idx, 1, False, "persist")),
+         ratio((idx, 1, False, "persist"), (idx, 1, False, "tx")))
     st = lambda a, b: "%.2f" % (s[a] / s[b]) if s else "-"
-    print(f"| {idx} | {st(0, 1)} | {dr / pr:.2f} | {st(2, 3)} | {dw / pw:.2f} | {st(3, 4)} | {pw / tw:.2f} |")
+    print(f"| {idx} | {st(0, 1)} | {r[0]:.2f} | {st(2, 3)} | {r[1]:.2f} | {st(3, 4)} | {r[2]:.2f} |")
 print()
 print("The study's single-thread KTPS (Optane DC) / ours (median), DRAM read, Persist read, DRAM write, "
       "Persist write, Trans write:")
