@@ -166,7 +166,10 @@ struct session {
   double compares_before = -1;  // the indexes' key_compares total before the phase
 
   ~session() {
-    if (lock_off) idx[0]->pool().free(lock_off);
+    if (lock_off) {
+      global_mu.leave_pool();
+      idx[0]->pool().free(lock_off);
+    }
     idx.clear();
     trees.clear();
   }
@@ -277,11 +280,10 @@ void open_targets(session& x) {
   }
   if (cfg.lock_in_pool && cfg.parallel == parallel_mode::global_lock) {
     if (x.use_plugin) throw error(errc::usage, "--lock pool needs a pmindex index (a plugin's pool is its own)");
+    static_assert(sizeof(std::mutex) <= 64 && alignof(std::mutex) <= 64);
     x.lock_off = x.idx[0]->pool().alloc_or_throw(64);  // a line of its own
-    uint64_t* w = x.idx[0]->pool().ptr<uint64_t>(x.lock_off);
-    *w = 0;
-    x.global_mu.in_pool(w);
-    x.base.notes.push_back("global lock: a spin lock on a word in the pool (--lock pool)");
+    x.global_mu.in_pool(x.idx[0]->pool().ptr<char>(x.lock_off));
+    x.base.notes.push_back("global lock: a std::mutex in a line of the pool (--lock pool)");
   }
   x.ctx = std::vector<thread_ctx>(x.T);
   for (auto& c : x.ctx) {
@@ -561,6 +563,7 @@ void time_recovery(session& x, run_result& r, uint64_t expected0) {
   o.quiet = true;
   auto& idx = x.idx[0];
   if (x.lock_off) {  // the run is over: the lock word goes back before the crash and the reopens
+    x.global_mu.leave_pool();
     idx->pool().free(x.lock_off);
     x.lock_off = 0;
   }

@@ -60,30 +60,25 @@ struct index_target {
   }
 };
 
-// The lock of --parallel global-lock: a std::mutex in DRAM (--lock dram), or
-// (--lock pool: the study's lock in persistent memory) a test-and-test-and-
-// set spin lock on a word in the index's pool, so every acquire and release
-// is a store to a pool line (never flushed: a lock is not state to recover).
+// The lock of --parallel global-lock: one std::mutex, in DRAM (--lock dram)
+// or constructed in a line of the index's pool (--lock pool), as the pmemids
+// study's PMDK PMEMmutex is a pthread mutex in the pool. The same lock in both
+// places, so the two runs differ only in where the lock word lives. Never
+// flushed: a lock is not state to recover.
 class global_lock {
  public:
-  void in_pool(uint64_t* word) noexcept { word_ = word; }
-  bool pooled() const noexcept { return word_ != nullptr; }
-  void lock() {
-    if (!word_) return mu_.lock();
-    std::atomic_ref<uint64_t> w(*word_);
-    for (;;) {
-      if (w.exchange(1, std::memory_order_acquire) == 0) return;
-      while (w.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-    }
+  void in_pool(void* line) { mu_ = new (line) std::mutex; }
+  void leave_pool() noexcept {
+    if (mu_ != &dram_) mu_->~mutex();
+    mu_ = &dram_;
   }
-  void unlock() {
-    if (!word_) return mu_.unlock();
-    std::atomic_ref<uint64_t>(*word_).store(0, std::memory_order_release);
-  }
+  bool pooled() const noexcept { return mu_ != &dram_; }
+  void lock() { mu_->lock(); }
+  void unlock() { mu_->unlock(); }
 
  private:
-  std::mutex mu_;
-  uint64_t* word_ = nullptr;
+  std::mutex dram_;
+  std::mutex* mu_ = &dram_;
 };
 
 struct locked_target {

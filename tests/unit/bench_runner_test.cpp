@@ -211,6 +211,24 @@ TEST(BenchRunner, BaselinesAndParallelModes) {
   }
 }
 
+// --lock pool: the mutex lives in a line of the index's pool for the run and
+// goes back before the recovery reopen (recover) or the close (no recover).
+TEST(BenchRunner, GlobalLockInThePool) {
+  if (!find_index("hashtable")) GTEST_SKIP() << "no hashtable";
+  for (bool rec : {false, true}) {
+    auto c = small("hashtable", "pmemids-write");
+    c.base.mode = pm::mode::persist;
+    c.parallel = parallel_mode::global_lock;
+    c.lock_in_pool = true;
+    c.recover = rec;
+    c.ops = 4000;
+    auto r = run(c);
+    EXPECT_FALSE(r.failed) << r.failure;
+    EXPECT_EQ(r.all.done, 4000u);
+    EXPECT_EQ(r.have_recovery, rec);
+  }
+}
+
 TEST(BenchRunner, NoLatencySamplesIsFine) {
   register_fibbers();
   auto c = small("bench-test-honest", "ycsb-c");
