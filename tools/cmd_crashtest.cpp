@@ -77,6 +77,9 @@ crash::result run_and_report(crash::config c, bool summary, bool stats = false) 
   if (!c.quiet && c.threads > 1)
     std::fprintf(stderr, "crashtest %s: %" PRIu64 " images taken with every other thread parked or blocked\n",
                  c.index.c_str(), r.images - r.unfrozen);
+  if (!c.quiet && r.rechecked)
+    std::fprintf(stderr, "crashtest %s: %" PRIu64 " image(s) whose child hung checked again (forked beside a running thread)\n",
+                 c.index.c_str(), r.rechecked);
   if (!c.quiet)
     std::fprintf(stderr,
                  "crashtest %s: %" PRIu64 " persistence events, %" PRIu64 " crash points, %.1f s, %.0f images/s "

@@ -99,6 +99,7 @@ class checker final : public shadow_observer::listener {
   void crash(uint64_t k, bool frozen) override;
   size_t run_images(uint64_t k, const std::vector<uint64_t>& vs, size_t first, const std::vector<candidate>& c,
                     bool frozen, uint64_t parent_used);
+  bool rechecking_ = false;  // run_images: checking an unfrozen image again after its child hung
   std::string save_image(uint64_t k, uint64_t v, const std::vector<candidate>& c);
   std::string where(uint64_t k) const;
   void report_violation(const std::string& what);

@@ -96,6 +96,7 @@ struct result {
   uint64_t crash_points = 0;  // distinct events crashed at
   uint64_t unfrozen = 0;      // threads: images taken while another thread
                               // might run (the block-count check is skipped)
+  uint64_t rechecked = 0;     // ... whose child hung and that were checked again
   double seconds = 0;
   std::vector<std::string> messages;  // the first `details` violations
   // The index's stats().extra at the end of the history (node kinds etc.),

@@ -1,0 +1,98 @@
+// A crash image forked while another thread of the history still ran can
+// leave that thread's lock held forever in the child (ASan's allocator has
+// no fork handler), so the child hangs without any fault of the recovery.
+// The checker checks such an image once more in a new child instead of
+// reporting a hang (crashtest.cpp, run_images). Seen in CI-like runs on a
+// loaded machine: crash_dptree_threads2 and crash_roart_threads4 reported
+// "recovery or the oracle hung" for images whose recovery takes 0.1 s.
+//
+// The index here is the canary behind a lock that its background thread
+// holds, spinning (never parked), until a recovering child says it waits
+// for it: the first child hangs on the copy of the held lock, the parent's
+// thread then lets go, and the second child recovers.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "pmindex/crash/crashtest.hpp"
+#include "pmindex/registry.hpp"
+
+namespace pmindex::crash {
+namespace {
+
+std::mutex g_held;                // held by the background thread at the fork
+std::atomic<bool> g_holding{false};
+std::thread g_holder;
+std::string g_marker;             // a recovering child creates it, then waits for g_held
+
+bool marker_exists() {
+  struct stat st;
+  return ::stat(g_marker.c_str(), &st) == 0;
+}
+
+void start_holder() {
+  if (g_holder.joinable()) return;
+  g_holder = std::thread([] {
+    std::unique_lock l(g_held);
+    g_holding = true;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!marker_exists() && std::chrono::steady_clock::now() < give_up) {
+      // Busy (running, not asleep): the checker cannot count it as parked.
+      for (volatile int i = 0; i < 100000; ++i) {
+      }
+    }
+  });
+  while (!g_holding) std::this_thread::yield();
+}
+
+void register_locked_canary() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    index_entry e = *find_index("canary");
+    e.name = "crash-test-locked-canary";
+    e.description = "crash checker test: the canary behind a lock a running thread holds";
+    e.mutants.clear();
+    auto canary = e.factory;
+    e.factory = [canary](pm::pool& p, open_kind k, const index_config& c) {
+      if (k == open_kind::created) {
+        start_holder();
+      } else {  // a reopen (in the checker's child): wait for the lock
+        std::ofstream(g_marker).put('x');
+        std::lock_guard l(g_held);
+      }
+      return canary(p, k, c);
+    };
+    register_index(e);
+  });
+}
+
+TEST(CrashRecheck, AHungChildOfAnUnfrozenImageIsCheckedAgain) {
+  g_marker = "/tmp/pmindex-crash-recheck-" + std::to_string(::getpid());
+  ::unlink(g_marker.c_str());
+  register_locked_canary();
+  config c;
+  c.index = "crash-test-locked-canary";
+  c.quiet = true;
+  c.save_dir = "";
+  c.print_violations = false;
+  c.ops = 40;
+  c.images = 8;
+  c.child_timeout = 1;
+  result r = run(c);
+  if (g_holder.joinable()) g_holder.join();
+  ::unlink(g_marker.c_str());
+  EXPECT_EQ(r.violations, 0u) << (r.messages.empty() ? "" : r.messages[0]);
+  EXPECT_GE(r.rechecked, 1u);  // the first child did hang
+  EXPECT_GE(r.images, 1u);
+}
+
+}  // namespace
+}  // namespace pmindex::crash
