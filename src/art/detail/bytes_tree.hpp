@@ -135,6 +135,7 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
   // --- walks (bytes_walk.hpp)
   template <class Enter, class Leaf, class Leave>
   bool walk(uint64_t w, bool bounded, Enter&& enter, Leaf&& leaf, Leave&& leave);
+  void prefetch_children(const walk_frame& f);
   template <class Sink>
   void scan_from(std::string_view from, Sink& sink);
 

@@ -28,6 +28,7 @@ bool art_bytes_index<P>::walk(uint64_t w, bool bounded, Enter&& enter, Leaf&& le
   st.clear();
   walk_frame f{w, 0, 0, -1, -1};
   if (!enter(w, 0u, k_no_digit, bounded, f)) return false;
+  prefetch_children(f);
   st.push_back(f);
   while (!st.empty()) {
     walk_frame& t = st.back();
@@ -55,9 +56,24 @@ bool art_bytes_index<P>::walk(uint64_t w, bool bounded, Enter&& enter, Leaf&& le
       continue;
     }
     walk_frame g{c, pos, 0, -1, -1};
-    if (enter(c, pos, unsigned(d), cb, g)) st.push_back(g);  // (t is not used after this)
+    if (enter(c, pos, unsigned(d), cb, g)) prefetch_children(g), st.push_back(g);  // (t is not used after this)
   }
   return false;
+}
+
+// Asks for the first children a walk entering node f.w will read, all at
+// once: each is a block of its own (a leaf: one record), and read one after
+// another they are one miss after another (perf: most of a scan). A hint.
+template <class P>
+void art_bytes_index<P>::prefetch_children(const walk_frame& f) {
+  unsigned from = f.next < 0 ? 0 : unsigned(f.next), ahead = 16;
+  visit(f.w, [&](auto ops, auto* n) {
+    return ops.for_each(n, [&](unsigned d, uint64_t* s) {
+      if (d < from) return false;
+      __builtin_prefetch(p_.template ptr<char>(off_of(__atomic_load_n(s, __ATOMIC_RELAXED))));
+      return --ahead == 0;
+    });
+  });
 }
 
 // Every record with key >= from in key order into sink(key, value), which

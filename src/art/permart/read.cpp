@@ -52,7 +52,9 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
   uint64_t prefix = n->prefix;
   uint64_t nmin = prefix & prefix_mask(d), nmax = nmin | ~prefix_mask(d);
   if (nmax < lo || nmin > hi) return true;
-  return each_child_from(n, lo > nmin ? key_byte(lo, d) : 0, [&](unsigned b, uint64_t* s) {
+  unsigned from = lo > nmin ? key_byte(lo, d) : 0;
+  prefetch_children(n, from, hi < nmax ? key_byte(hi, d) : 255, sink.wanted());
+  return each_child_from(n, from, [&](unsigned b, uint64_t* s) {
     if (child_max(prefix, d, b) < lo) return true;
     if (child_min(prefix, d, b) > hi) return false;  // and every later child
     uint64_t c = load_snap(s, ts);
@@ -67,24 +69,40 @@ void tree::snapshot(uint64_t lo, uint64_t hi, Sink& sink) {
   if (uint64_t v = snapshot_root(ts)) visit(v, lo, hi, ts, sink);
 }
 
-size_t tree::scan(uint64_t from, size_t count, record* out) {
-  if (count == 0) return 0;
-  size_t n = 0;
-  auto sink = [&](uint64_t k, uint64_t v) {
+// What a snapshot walk fills: scan() up to `count` records into an array,
+// range() every record up to `hi` into a vector. wanted(): how many children
+// of a node are worth prefetching (each holds at least one record).
+namespace {
+struct scan_sink {
+  record* out;
+  size_t count, n = 0;
+  bool operator()(uint64_t k, uint64_t v) {
     out[n++] = {k, v};
     return n < count;
-  };
+  }
+  size_t wanted() const { return count - n; }
+};
+struct range_sink {
+  std::vector<record>* out;
+  bool operator()(uint64_t k, uint64_t v) {
+    out->push_back({k, v});
+    return true;
+  }
+  static size_t wanted() { return k_scan_prefetch; }  // unknown: up to `hi`
+};
+}  // namespace
+
+size_t tree::scan(uint64_t from, size_t count, record* out) {
+  if (count == 0) return 0;
+  scan_sink sink{out, count};
   snapshot(from, ~uint64_t{0}, sink);
-  return n;
+  return sink.n;
 }
 
 size_t tree::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
   size_t n0 = out.size();
   if (lo > hi) return 0;
-  auto sink = [&](uint64_t k, uint64_t v) {
-    out.push_back({k, v});
-    return true;
-  };
+  range_sink sink{&out};
   snapshot(lo, hi, sink);
   return out.size() - n0;
 }

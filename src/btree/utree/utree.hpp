@@ -207,7 +207,8 @@ class tree final : public bytes_index {
   bool put_bytes(std::string_view k, std::string_view v, bool update);
 
   // --- scans (scan.cpp)
-  uint64_t start_node(probe_arg from) const;  // the head or a node; keys below `from` come first
+  uint64_t start_node(probe_arg from, const leaf** at) const;  // the head or a node; keys below `from` come first
+  unsigned prefetch_nodes(const leaf* l) const;               // a scan's hint: l's list nodes
   void collect(probe_arg from, size_t count, std::vector<entry>& out, const key* hi = nullptr);
 
   bool node_ok(uint64_t off) const noexcept { return p_.valid_block(off, sizeof(lnode)); }
