@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "pmindex/crash/crashtest.hpp"
+#include "pmindex/index.hpp"
 #include "pmindex/registry.hpp"
 
 namespace pmindex::crash {
