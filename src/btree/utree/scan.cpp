@@ -50,11 +50,12 @@ void tree<K>::collect(probe_arg from, size_t count, std::vector<entry>& out, con
   bool below = true;  // still skipping keys < from
   const leaf* ahead = nullptr;  // the last leaf whose nodes were asked for
   size_t walked = 0, asked = 0;
+  const size_t horizon = count > SIZE_MAX - cap_ ? SIZE_MAX : count + cap_;  // a range: no count
   uint64_t cur = start_node(from, &ahead);
   asked = prefetch_nodes(ahead);
   for (; cur && out.size() < count; ++walked) {
     // Keep about a leaf's worth of nodes asked for ahead of the walk.
-    while (ahead && asked < walked + cap_ && asked < count + cap_)
+    while (ahead && asked < walked + cap_ && asked < horizon)
       if ((ahead = load_acq(&ahead->next))) asked += prefetch_nodes(ahead);
     lnode* x = node(cur);
     const uint64_t kw = load_relaxed(&x->key);
