@@ -82,28 +82,20 @@ struct records {
 };
 
 // Inserts distinct records (thread t: t, t + T, ... from `first` on) until
-// the pool is full for each thread: 200 pool_full failures in a row, or 95%
-// of 1000 attempts in a row failed. (Past the first failure, a B+-tree keeps
-// taking random keys into leaves with room: pmasstree's fill went on for
-// 500k-700k failures, each an exception unwound under ASan, most of the
-// test's 25 s, for the last ~1% of its records.) Returns the records
+// each thread has seen 200 pool_full failures in a row; returns the records
 // inserted per thread.
 std::vector<std::vector<uint64_t>> fill(index& idx, const records& r, unsigned threads, uint64_t first) {
   std::vector<std::vector<uint64_t>> ids(threads);
   std::vector<std::thread> ts;
   for (unsigned t = 0; t < threads; ++t)
     ts.emplace_back([&, t] {
-      unsigned fails = 0, tries = 0, window_fails = 0;
+      unsigned fails = 0;
       for (uint64_t i = first + t; fails < 200; i += threads) {
         try {
           if (r.insert(idx, i)) ids[t].push_back(i), fails = 0;
         } catch (const error& e) {
           if (e.code() != errc::pool_full) throw;
-          ++fails, ++window_fails;
-        }
-        if (++tries == 1000) {
-          if (window_fails >= 950) break;
-          tries = window_fails = 0;
+          ++fails;
         }
       }
     });
