@@ -243,10 +243,12 @@ size_t checker::run_images(uint64_t k, const std::vector<uint64_t>& vs, size_t f
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && std::strcmp(page->text, "ok") == 0 && passed > 0) return passed;
   // A child that hung on an image forked while another thread still ran
   // may be stuck on a lock that thread held at fork() (ASan's allocator has
-  // no fork handler), not in recovery: the image is a function of the
-  // shadow at point k, which no thread changes until it resumes, so it is
-  // checked once more in a new child (the threads have had the timeout to
-  // leave any lock). A second hang is a verdict.
+  // no fork handler), not in recovery, so the image is checked once more in
+  // a new child (the threads have had the timeout to leave any lock). The
+  // new fork may see more plain stores of a thread that ran on, but no
+  // flush or fence (a thread parks at its next event): still a state a
+  // crash at point k can leave, as the first unfrozen image was. A second
+  // hang is a verdict.
   if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM && !frozen && !rechecking_) {
     ++r_.rechecked;
     rechecking_ = true;
