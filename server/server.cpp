@@ -59,6 +59,7 @@ struct worker {
   event_base* base = nullptr;
   event* notify = nullptr;
   event* reclaim = nullptr;
+  event* quit = nullptr;  // activated to stop the loop: see on_quit
   std::mutex mu;
   std::vector<evutil_socket_t> pending;
   std::unordered_set<conn*> conns;
@@ -151,6 +152,13 @@ void on_reclaim(evutil_socket_t, short, void* arg) {
   } catch (const std::exception&) {
   }
 }
+
+// Stopping a worker: event_base_loopbreak() from the main thread is lost
+// when the worker has not entered event_base_loop() yet (the loop clears
+// the break flag as it starts), which left shutdown joining a worker
+// forever. An activated event stays queued until the loop runs it, so the
+// break is made from inside the loop.
+void on_quit(evutil_socket_t, short, void* arg) { event_base_loopbreak(static_cast<worker*>(arg)->base); }
 
 void on_notify(evutil_socket_t, short, void* arg) {
   worker* w = static_cast<worker*>(arg);
@@ -290,6 +298,7 @@ int run(store& st, const config& cfg, server_info info) {
     w->reclaim = event_new(w->base, -1, EV_PERSIST, on_reclaim, w.get());
     timeval every{0, 200 * 1000};
     event_add(w->reclaim, &every);
+    w->quit = event_new(w->base, -1, 0, on_quit, w.get());
     worker* wp = w.get();
     w->th = std::thread([wp] { event_base_loop(wp->base, EVLOOP_NO_EXIT_ON_EMPTY); });
     workers.push_back(std::move(w));
@@ -343,13 +352,14 @@ int run(store& st, const config& cfg, server_info info) {
 
   std::fprintf(stderr, "pmindex serve: stopping\n");
   evconnlistener_free(lis);
-  for (auto& w : workers) event_base_loopbreak(w->base);
+  for (auto& w : workers) event_active(w->quit, EV_READ, 0);
   for (auto& w : workers) {
     w->th.join();
     while (!w->conns.empty()) free_conn(*w->conns.begin());
     for (evutil_socket_t fd : w->pending) evutil_closesocket(fd);
     event_free(w->notify);
     event_free(w->reclaim);
+    event_free(w->quit);
     event_base_free(w->base);
   }
   {

@@ -57,18 +57,31 @@ class Server:
             self.proc.wait()
         self.logf.close()
 
-    def stop(self):
-        """SIGTERM: a clean shutdown; returns the exit code."""
+    def stop(self, timeout=60):
+        """SIGTERM: a clean shutdown; returns the exit code. A server still
+        running after `timeout` seconds fails the test with its log and, where
+        gdb is installed, every thread's stack (what it waited for)."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(timeout=60)
+                self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
+                stacks = self.stacks()
                 self.proc.kill()
                 self.proc.wait()
-                raise
+                self.logf.close()
+                raise RuntimeError(f"server did not stop within {timeout} s of SIGTERM\n--- log ---\n"
+                                   f"{self.read_log()}--- threads ---\n{stacks}") from None
         self.logf.close()
         return self.proc.returncode
+
+    def stacks(self):
+        try:
+            r = subprocess.run(["gdb", "-p", str(self.proc.pid), "-batch", "-ex", "thread apply all bt"],
+                               capture_output=True, text=True, timeout=120)
+            return r.stdout
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"(no stacks: {e})"
 
     def connect(self, timeout=10):
         s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
