@@ -1,9 +1,10 @@
 // Issue 17, part 3 (full pools): fill a small pool until an insert fails
 // with pool_full, remove every record (a remove must always succeed, also in
 // a full pool), fill it again; the refill must hold >= 90% of the first
-// fill, with 1 and with 2 threads, for every registered persistent index,
-// with u64 keys and, for an index that takes them, byte keys (keys=bytes;
-// 23-byte keys, past PermART's 16-byte inline keys, and 8-byte values).
+// fill, for every registered persistent index, with u64 keys and, for an
+// index that takes them, byte keys (keys=bytes; 23-byte keys, past PermART's
+// 16-byte inline keys, and 8-byte values), with 1 thread, and with 2 threads
+// once (byte keys where it takes them).
 //
 // Every cycle ends with a dirty reopen: tracing must find exactly the
 // blocks in use. An index that does not meet the refill yet is listed in
@@ -46,10 +47,14 @@ std::vector<refill_param> refill_params(bool failing) {
   for (auto& e : registered_indexes()) {
     if (!e->persistent() || known_failing(e->name) != failing) continue;
     if (e->key_limit) continue;  // a fixed array (arraylist): its memory is taken at creation
+    // Two threads once per index: with byte keys where it takes them, else
+    // with u64 keys (a concurrent fill's failure paths are the same code for
+    // both kinds; the u64 twin was 100 s of the default suite's CPU time).
+    const bool takes_bytes = e->supports(key_kind::bytes) && e->max_key >= 23;  // 23-byte keys
     for (bool bytes : {false, true}) {
-      if (bytes && (!e->supports(key_kind::bytes) || e->max_key < 23)) continue;  // 23-byte keys
+      if (bytes && !takes_bytes) continue;
       v.push_back({e->name, 1, bytes});
-      if (e->concurrent) v.push_back({e->name, 2, bytes});
+      if (e->concurrent && bytes == takes_bytes) v.push_back({e->name, 2, bytes});
     }
   }
   return v;
