@@ -160,6 +160,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+
+#ifdef PMINDEX_HAVE_ABSL
+#include <absl/container/btree_map.h>
+#endif
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -287,6 +291,14 @@ class tree final : public bytes_index {
     uint64_t word;  // u64: the value; bytes: the kv block
     bool tomb;
   };
+  // The buffer's ordered map: a B-tree as the original's buffer tree
+  // (abseil's; std::map where abseil is missing). Every use holds the
+  // buffer's lock (or reads a frozen buffer): no iterator outlives a change.
+#ifdef PMINDEX_HAVE_ABSL
+  using buffer_map = absl::btree_map<bkey, bval, std::less<>>;
+#else
+  using buffer_map = std::map<bkey, bval, std::less<>>;
+#endif
   struct bloom {
     std::unique_ptr<std::atomic<uint64_t>[]> w;
     uint64_t bits = 0;
@@ -296,7 +308,7 @@ class tree final : public bytes_index {
   };
   struct buffer {
     std::shared_mutex mu;
-    std::map<bkey, bval, std::less<>> map;
+    buffer_map map;
     bloom filter;
     uint64_t tag = 0;
     log_chunk* chunk = nullptr;  // where the next record goes

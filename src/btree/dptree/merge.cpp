@@ -520,7 +520,7 @@ bool tree<K>::merge(buffer& f) {
     log_rec* r0 = &chunk_at(root_->log[f.tag % 2])->r[0];
     p_.store_persist(&r0->tag, ~uint64_t{0});
   }
-  std::map<bkey, bval, std::less<>> dead_map;
+  buffer_map dead_map;
   std::vector<uint64_t> garbage;
   {
     std::unique_lock s(smu_);

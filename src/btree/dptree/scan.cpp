@@ -13,8 +13,7 @@ template <class Emit>
 void tree<K>::collect(ukey from, size_t count, const ukey* hi, Emit&& emit) {
   std::shared_lock s(smu_);
   std::shared_lock b(active_->mu);
-  using map_t = std::map<bkey, bval, std::less<>>;
-  typename map_t::const_iterator a = active_->map.lower_bound(from), ae = active_->map.end(), fz{}, fe{};
+  typename buffer_map::const_iterator a = active_->map.lower_bound(from), ae = active_->map.end(), fz{}, fe{};
   const bool has_frozen = frozen_ != nullptr;
   if (has_frozen) {
     fz = frozen_->map.lower_bound(from);

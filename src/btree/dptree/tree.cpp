@@ -401,8 +401,8 @@ bool tree<K>::find(ukey k, uint64_t* word) {
 template <class K>
 void tree<K>::apply(buffer& b, ukey k, uint64_t word, bool tomb) {
   b.upserts += !tomb;
-  auto it = b.map.find(k);
-  if (it != b.map.end()) {
+  auto it = b.map.lower_bound(k);  // one descent: the entry, or where it goes
+  if (it != b.map.end() && it->first == k) {
     // A superseded upsert's block stays until the merge commits: its log
     // record is replayed until then. A tombstone's block is borrowed.
     if constexpr (k_bytes)
@@ -412,7 +412,7 @@ void tree<K>::apply(buffer& b, ukey k, uint64_t word, bool tomb) {
     return;
   }
   b.filter.add(hash(k));  // before the entry: a reader the filter turns away reads before the write
-  b.map.emplace(bkey(k), bval{word, tomb});
+  b.map.emplace_hint(it, bkey(k), bval{word, tomb});
 }
 
 // A chunk linked at the end of a log: its next word durable (0), then the
