@@ -271,6 +271,8 @@ std::unique_ptr<index> open(const options& o) {
     r.note = p->mode_note();
     if (kind == open_kind::dirty) {
       r.traced_blocks = p->rebuild_heap([&](pm::pool::trace_sink& s) { idx->trace(s); });
+      if (idx->after_recovery())
+        r.traced_blocks = p->count_reachable([&](pm::pool::trace_sink& s) { idx->trace(s); });
       r.recover_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     idx->report_ = r;

@@ -227,6 +227,12 @@ class index {
   // key or value a u64 index cannot take) when a byte call is out of limits.
   void check_key(std::string_view key) const;
   void check_value(std::string_view value) const;
+  // A dirty open, after the pool rebuilt its free space from trace(): the
+  // first point where recovery may allocate (PACTree redoes its logged
+  // SMOs here). Single-threaded, before open() returns. True when it
+  // allocated or freed blocks (open() then counts the reachable blocks
+  // again for its report).
+  virtual bool after_recovery() { return false; }
 
  private:
   friend std::unique_ptr<index> open(const options&);

@@ -232,5 +232,77 @@ TEST_F(Pactree, RandomAgainstOracleWithSplitsAndMerges) {
   }
 }
 
+// Issue 14: the search layer is a persistent radix tree, as the original's
+// ART. A pool of the layout before it (the layer in DRAM, rebuilt at every
+// open) gets errc::bad_version (exit code 5) and a line that says what to
+// do; a clean reopen redoes nothing and finds the layer as it was.
+TEST_F(Pactree, OldLayoutRefusedWithClearError) {
+  for (const char* params : {"node=4", "keys=bytes,node=4"}) {
+    SCOPED_TRACE(params);
+    auto idx = open_idx(params);
+    for (uint64_t k = 0; k < 100; ++k) ASSERT_TRUE(idx->insert(k * 3, k));
+    idx->close();
+    idx = reopen();
+    EXPECT_EQ(extra(*idx, "smo_redone"), 0);
+    EXPECT_GT(extra(*idx, "layer_nodes"), 0);
+    ASSERT_TRUE(idx->check().ok);
+    auto& p = idx->pool();
+    auto* magic = p.ptr<uint64_t>(p.root());
+    const bool bytes = std::string(params).find("bytes") != std::string::npos;
+    *magic = bytes ? pt::tree<btree::detail::byte_keys>::k_magic_v1 : pt::tree<btree::detail::u64_keys>::k_magic_v1;
+    p.persist(magic, 8);
+    idx->close();
+    try {
+      idx = reopen();
+      FAIL() << "an old-layout pool opened";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), errc::bad_version);
+      EXPECT_NE(std::string(e.what()).find("recreate"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// SMOs the background thread had not applied when the process died (held
+// here, then abandoned: what a crash finds) are redone by the next open:
+// the nodes splits made get their leaves, the nodes merges unlinked lose
+// theirs and are freed. check() compares the layer with the list exactly
+// (it fails when the redo is skipped), and nothing leaks.
+TEST_F(Pactree, UnappliedSmosAreRedoneAtOpen) {
+  for (const char* params : {"node=4", "keys=bytes,node=4"}) {
+    SCOPED_TRACE(params);
+    auto idx = open_idx(params);
+    auto hold = [&](bool on) {
+      if (auto* t = dynamic_cast<pt::tree<btree::detail::u64_keys>*>(idx.get())) t->hold_smo(on);
+      else dynamic_cast<pt::tree<btree::detail::byte_keys>*>(idx.get())->hold_smo(on);
+    };
+    std::map<std::string, std::string> ref;
+    auto put = [&](uint64_t k) {
+      ASSERT_TRUE(idx->insert(k, k + 1));
+      ref[std::string(key_bytes(k))] = std::string(value_bytes(k + 1));
+    };
+    for (uint64_t k = 0; k < 200; ++k) put(k * 10);
+    ASSERT_TRUE(idx->check().ok);
+    const double splits = extra(*idx, "splits"), merges = extra(*idx, "merges");
+    hold(true);
+    // Fewer than 16 SMOs (one thread's log): more would wait for the thread.
+    for (uint64_t k = 0; k < 8; ++k) put(5000 + k);  // a run of new keys: splits at the end
+    for (uint64_t k = 0; k < 60; k += 10) {             // a range emptied: merges
+      ASSERT_TRUE(idx->remove(k));
+      ref.erase(std::string(key_bytes(k)));
+    }
+    EXPECT_GT(extra(*idx, "splits"), splits);
+    EXPECT_GT(extra(*idx, "merges"), merges);
+    idx->abandon();
+    idx = reopen();
+    expect_no_leak(*idx);
+    EXPECT_GT(extra(*idx, "smo_redone"), 0);
+    auto c = idx->check();
+    ASSERT_TRUE(c.ok) << c.message;
+    expect_same(*idx, ref, "after the redo");
+    for (uint64_t k = 0; k < 300; ++k) put(7000 + k * 7);
+    expect_same_after_reopens(idx, ref, true);
+  }
+}
+
 }  // namespace
 }  // namespace pmindex

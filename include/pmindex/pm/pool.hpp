@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pmindex/alloc/heap.hpp"
+#include "pmindex/error.hpp"
 #include "pmindex/pm/counters.hpp"
 #include "pmindex/pm/detail/header.hpp"
 #include "pmindex/pm/mode.hpp"
@@ -232,12 +233,20 @@ class pool {
   // block through the sink; everything else becomes free.
   class trace_sink {
    public:
-    explicit trace_sink(alloc::heap& h) : h_(h) {}
-    void add(uint64_t off, size_t n) { h_.rebuild_mark(off, n); ++blocks_; }
+    explicit trace_sink(alloc::heap& h, bool count_only = false) : h_(h), count_only_(count_only) {}
+    void add(uint64_t off, size_t n) {
+      if (count_only_) {
+        if (!h_.is_allocated(off)) throw error(errc::corrupt, "a reachable block is free");
+      } else {
+        h_.rebuild_mark(off, n);
+      }
+      ++blocks_;
+    }
     uint64_t blocks() const noexcept { return blocks_; }
 
    private:
     alloc::heap& h_;
+    bool count_only_;
     uint64_t blocks_ = 0;
   };
   template <class F>
@@ -246,6 +255,15 @@ class pool {
     trace_sink sink(*heap_);
     trace(sink);
     heap_->rebuild_end();
+    return sink.blocks();
+  }
+  // The same walk over a rebuilt heap, changing nothing: how many blocks are
+  // reachable (each must be allocated). After a recovery step that
+  // allocated or freed (index::after_recovery).
+  template <class F>
+  uint64_t count_reachable(F&& trace) {
+    trace_sink sink(*heap_, true);
+    trace(sink);
     return sink.blocks();
   }
 

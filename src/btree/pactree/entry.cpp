@@ -9,7 +9,7 @@ index_entry make_entry() {
   index_entry e{
       .name = "pactree",
       .family = "btree",
-      .description = "PACTree: PM data nodes in a linked list, search layer updated by a background SMO thread",
+      .description = "PACTree: PM data nodes in a linked list, a persistent radix search layer updated by a background SMO thread",
       .paper = "PACTree (SOSP'21)",
       .concurrent = true,  // optimistic version locks per node
       .modes = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::eadr},
@@ -34,6 +34,8 @@ index_entry make_entry() {
        "recovery failed: pactree|after recovery: pactree|operation was lost|never written"},
       {"generation_ignored", "lock words of an older generation are trusted (no lazy reset)", "crashtest", crash,
        "node left locked or obsolete"},
+      {"layer_unflushed", "the SMO thread publishes new search-layer nodes before they are durable", "crashtest",
+       crash, "search layer"},
   };
   e.tests = test_profile{.crash_args = "--params node=4", .crash_bytes_args = "--params node=4"};
   const std::string small = " --index pactree --params node=4";

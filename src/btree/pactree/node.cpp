@@ -40,8 +40,10 @@ bool tree<K>::upgrade(dnode* n, uint64_t v) noexcept {
 
 template <class K>
 dnode* tree<K>::locate(probe_arg k, uint64_t& v) const {
+  char buf[8];
+  const std::string_view kb = anchors<K>::of_probe(k, buf);
   for (unsigned spins = 0;; ++spins) {
-    uint64_t off = layer_.find(k);
+    uint64_t off = layer_.find(kb);
     while (off) {
       dnode* n = at(off);
       uint64_t ver = read_begin(n);
@@ -177,13 +179,21 @@ typename tree<K>::smo tree<K>::split(dnode* n) {
   unsigned c = sorted_slots(n, ord), h = c / 2;
   smo s{};
   if (!mut_.on(mutant::split_unlogged)) s = log_begin(k_smo_split, noff, 0);
+  // m's block, its anchor block (bytes) and the block the SMO thread's layer
+  // insert may need (layer.hpp): all before anything commits, so a full
+  // pool fails this insert and nothing else.
   uint64_t moff = p_.alloc(sizeof(dnode));
-  uint64_t lw = 0;
+  uint64_t lw = 0, spare = 0;
   try {
     if (!moff) throw error(errc::pool_full, "pactree: the pool is full");
-    lw = K::make_low(p_, key_of(n, ord[h]));
+    const key mk = key_of(n, ord[h]);
+    char buf[8];
+    spare = p_.alloc(layer_.spare_size(anchors<K>::of_probe(K::probe_of(mk), buf).size()));
+    if (!spare) throw error(errc::pool_full, "pactree: the pool is full");
+    lw = K::make_low(p_, mk);
   } catch (...) {
     if (moff) p_.free(moff);
+    if (spare) p_.free(spare);
     if (s.e) log_release(s);
     throw;
   }
@@ -192,7 +202,6 @@ typename tree<K>::smo tree<K>::split(dnode* n) {
   m->lock = uint64_t(gen_) << 32;
   m->low = lw;
   m->next = n->next;
-  m->prev = noff;
   uint64_t moved = 0;
   for (unsigned j = h; j < c; ++j) {
     m->slot[j - h] = n->slot[ord[j]];
@@ -202,16 +211,15 @@ typename tree<K>::smo tree<K>::split(dnode* n) {
   m->bitmap = c - h >= 64 ? ~uint64_t{0} : bit(c - h) - 1;
   if (!mut_.on(mutant::node_unflushed)) p_.flush(m, offsetof(dnode, slot) + (c - h) * sizeof(entry));
   p_.fence();
-  const uint64_t old_next = n->next;
   store_rel(&n->next, moff);  // commit: m is in the list
   p_.persist(&n->next, 8);
   store_rel(&n->bitmap, n->bitmap & ~moved);  // n forgets the copies
   p_.persist(&n->bitmap, 8);
-  if (old_next) store_rel(&at(old_next)->prev, moff);
   ++splits_;
   s.kind = k_smo_split;
   s.left = noff;
   s.right = moff;
+  s.spare = spare;
   return s;
 }
 
@@ -255,7 +263,7 @@ void tree<K>::try_merge(dnode* n) {
   p_.persist(&n->bitmap, 8);
   store_rel(&n->next, rnext);  // commit: r leaves the list
   p_.persist(&n->next, 8);
-  if (rnext) store_rel(&at(rnext)->prev, noff);
+  store_rel(&r->prev, noff);
   unlock_obsolete(r);  // readers inside r go to r->prev == n
   ++merges_;
   queue(s);

@@ -4,21 +4,19 @@
 // keys=u64 (the default: 8-byte keys and values in the slots) or keys=bytes
 // (each record one kv block; the slot holds its key's prefix and offset).
 //
-// Data layer: a doubly linked list of data nodes in the pool, each holding
+// Data layer: a linked list of data nodes in the pool (next links; `prev`
+// only names where a node merged away went), each holding
 // up to 64 records (param `node`) in unsorted slots: a 64-bit bitmap of used
 // slots (commit word of inserts and removes), one-byte fingerprints, the
 // slots {key, value} (btree/detail/keys.hpp), a min anchor (the node's
 // smallest possible key, immutable; the next node's anchor is its max), a
 // permutation array (sorted order for scans) and a version lock.
 //
-// Search layer: anchor -> data node, the DRAM inner layer of the hybrid
-// B+-trees (btree/detail/inner_layer.hpp), rebuilt from the list at every
-// open. The original keeps a persistent ART (ROWEX) here; a DRAM layer keeps
-// recovery simple and costs a walk of the list at open (measured, `pmindex
-// bench`'s reopen time). It is a HINT: a writer that splits or merges nodes
-// leaves the search layer to the background SMO thread, and readers walk the
-// list right from a possibly stale anchor (left through `prev` from a node
-// merged away).
+// Search layer: anchor -> data node, a persistent radix tree in the pool
+// (layer.hpp; the original's is a persistent ART under ROWEX), updated only
+// by the background SMO thread. It is a HINT: a writer that splits or merges
+// nodes leaves it to that thread, and readers walk the list right from a
+// possibly stale anchor (left through `prev` from a node merged away).
 //
 // Commits (persist mode; every step one 8-byte store made durable before the
 // next, writers hold the node's lock until the last one is durable):
@@ -37,28 +35,39 @@
 //     keys are >= n.next's anchor: copies m holds). Measured: 3.3 flushes
 //     and 2.1 fences per insert at 1M random keys (1 split per ~32 inserts);
 //   merge (a remove leaves n below half full and n + its right neighbour r
-//     fit in 3/4 of a node): log entry {merge, n}; r's records copied into
+//     fit in 3/4 of a node): log entry {merge, n, r}; r's records copied into
 //     n's free slots, flushed, fence; n.bitmap with them, flush, fence (r
 //     still linked: a crash here leaves copies the clip drops); n.next =
 //     r.next, flush, fence (the commit: r leaves the list).
 //   The log names the nodes to clip; clipping is idempotent and correct on
 //   any node, so an entry left behind by a finished SMO is harmless.
-// prev pointers are not persisted: every open rebuilds them.
+// prev is read only in a node merged away (obsolete): the merge stores its
+// left neighbour there. It is never persisted on purpose.
 //
 // Background SMO thread (started with the index, stopped at close): writers
 // queue each finished SMO (in the order of their node locks); the thread
-// applies them to the search layer (split: add m's anchor; merge: remove r's
-// anchor, then retire r through the epochs) and frees the log entry (a
-// persisted store: the crash checker takes crash points in this thread).
-// A writer whose log (16 entries) is full waits for it.
+// applies them to the search layer (split: add m's anchor; merge: zero r's
+// leaf, then retire r through the epochs) and frees the log entry (persisted
+// stores: the crash checker takes crash points in this thread). A split
+// reserves the one block its layer insert may need (layer.hpp) before it
+// commits, so a full pool fails the insert, never the layer. A writer whose
+// log (16 entries) is full waits for it.
 //
 // Recovery: a persistent generation number, bumped at every open, makes
-// every version lock word of an older generation free (lazy reset: a word
-// left locked by a crash or kept by a clean close means nothing). A dirty
-// open clips the nodes named by non-free log entries and frees the entries;
-// every open rebuilds prev pointers and the search layer. Nothing is
-// allocated; trace() reports the root, the logs, the nodes, their anchor
-// blocks and the live records' blocks.
+// every version lock word and permutation array of an older generation
+// stale (lazy reset: a word left locked by a crash or kept by a clean close
+// means nothing). A clean open reads nothing else: the layer is ready
+// (instant restart). A dirty open clips the nodes named by non-free log
+// entries and marks each node a logged merge had unlinked obsolete (prev =
+// its left neighbour); after the pool's tracing (after_recovery()) it redoes
+// what the logged SMOs had not applied -- a merged node's leaf zeroed and
+// the node freed, the nodes right of a split's left node that have no leaf
+// added -- then frees the entries. Unapplied SMOs are a suffix of the queue
+// (entries are freed in apply order), so every node the layer names is in
+// the list or a logged merge's victim, which tracing keeps allocated until
+// the redo frees it. trace() reports the root, the logs, the layer's
+// blocks, the nodes (listed or named by the layer), their anchor blocks and
+// the live records' blocks.
 //
 // Threads: optimistic version locks (the lock word holds {generation: 32,
 // version: 32}, bit 0 locked, bit 1 obsolete). Readers validate; writers
@@ -79,13 +88,14 @@
 //
 // Bugs of the original avoided (tests/unit/pactree_test.cpp): keys with \0
 // (compared as byte strings, never strcmp); a lookup miss returns nothing
-// (no uninitialised value); scans run inside the epoch, `safe` is atomic; no
-// ART N16 in our search layer (pactree#1); fingerprints compare with AVX-512,
-// AVX2 or SSE2 chosen at run time; log blocks are allocated per thread slot
-// on first use (512 bytes each), no fixed 537 MB area.
-// Caveats: with keys=bytes the DRAM copies of separators removed by merges
-// are reclaimed only at the next open (the layer's arena); the head node is
-// never merged away; every open walks the whole list (not instant recovery).
+// (no uninitialised value); scans run inside the epoch, `safe` is atomic; the
+// search layer has one writer and grows a node by copying it, never in
+// place under readers (pactree#1: a crash in the ART's N16 growth under
+// load); fingerprints compare with AVX-512, AVX2 or SSE2 chosen at run
+// time; log blocks are allocated per thread slot on first use (512 bytes
+// each), no fixed 537 MB area.
+// Caveats: the head node is never merged away; layer nodes emptied by merges
+// stay (a copy of a node drops its zeroed words, nothing merges nodes).
 #pragma once
 
 #include <atomic>
@@ -96,10 +106,11 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <unordered_set>
 #include <vector>
 
-#include "btree/detail/inner_layer.hpp"
 #include "btree/detail/keys.hpp"
+#include "btree/pactree/layer.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -115,6 +126,7 @@ enum class mutant : unsigned {
   merge_link_first,   // a merge unlinks r before n's bitmap takes r's records
   node_unflushed,     // a split links the new node before it is durable
   generation_ignored, // lock words of an older generation are trusted
+  layer_unflushed,    // new search-layer nodes are published unflushed
 };
 
 // clang-format off
@@ -138,7 +150,7 @@ enum smo_kind : uint64_t { k_smo_free = 0, k_smo_split = 1, k_smo_merge = 2 };
 struct smo_entry {          // blocks are 16-byte aligned: kind and left always share a line
   uint64_t kind;           //   0  commit word, stored after left
   uint64_t left;           //   8  the node to clip at recovery
-  uint64_t right;          //  16  the new (split) or absorbed (merge) node (not read by recovery)
+  uint64_t right;          //  16  merge: the absorbed node (written with left); split: 0
   uint64_t pad;            //  24
 };                         //  32 bytes
 inline constexpr unsigned k_log_entries = 16;  // 512-byte log block per thread slot
@@ -153,8 +165,33 @@ struct root_block {
   uint64_t head;           //  16  the first node (anchor: the smallest key); never changes
   uint64_t node_slots;     //  24  the `node` parameter it was built with
   uint64_t logs[k_max_logs];// 32  per thread slot: its SMO log block (0: none yet)
+  uint64_t layer;          // 4128  the search layer's root word (layer.hpp)
 };
 // clang-format on
+
+// The anchor of a data node and a search key as the layer's bytes (a u64:
+// its 8 big-endian bytes).
+template <class K>
+struct anchors;
+template <>
+struct anchors<detail::u64_keys> {
+  static std::string_view of_probe(uint64_t k, char* buf) noexcept {
+    const uint64_t be = __builtin_bswap64(k);
+    std::memcpy(buf, &be, 8);
+    return {buf, 8};
+  }
+  static std::string_view of_node(const pm::pool& p, uint64_t node, char* buf) noexcept {
+    return of_probe(__atomic_load_n(&p.ptr<dnode>(node)->low, __ATOMIC_RELAXED), buf);
+  }
+};
+template <>
+struct anchors<detail::byte_keys> {
+  static std::string_view of_probe(const detail::bprobe& k, char*) noexcept { return k.s; }
+  static std::string_view of_node(const pm::pool& p, uint64_t node, char*) noexcept {
+    const uint64_t w = p.ptr<dnode>(node)->low;  // immutable
+    return w ? common::kv_key(p, w) : std::string_view{};
+  }
+};
 
 // One index over a key policy (u64_keys or byte_keys). Both take both sets
 // of calls: keys=u64 implements the u64 calls and checks the byte calls
@@ -167,7 +204,11 @@ class tree final : public bytes_index {
   using probe_arg = typename K::probe_arg;
 
  public:
-  static constexpr uint64_t k_magic = K::k_blocks ? 0x6574796265434150ull : 0x3436755f43415050ull;
+  // Root magics: "PACbyte2" / "PAC_u642" since the persistent search layer;
+  // pools of the DRAM-layer layout ("PACbytes" / "PPAC_u64") are refused
+  // with errc::bad_version.
+  static constexpr uint64_t k_magic = K::k_blocks ? 0x3265747962434150ull : 0x323436755f434150ull;
+  static constexpr uint64_t k_magic_v1 = K::k_blocks ? 0x6574796265434150ull : 0x3436755f43415050ull;
   tree(pm::pool& p, open_kind kind, const index_config& cfg);
   ~tree() override;
 
@@ -192,6 +233,14 @@ class tree final : public bytes_index {
   index_stats stats() override;
   void close() override;
   void abandon() override;
+  // Tests: while held, the SMO thread applies nothing, so SMOs stay queued
+  // and logged as a crash would find them (abandon() then leaves them to
+  // the next open's redo). check(), trace() and close() wait for the queue:
+  // release it before them.
+  void hold_smo(bool on);
+
+ protected:
+  bool after_recovery() override;
 
  private:
   // --- lock words (node.cpp)
@@ -216,6 +265,7 @@ class tree final : public bytes_index {
     uint64_t left, right;
     smo_entry* e;
     uint32_t log_slot, pos;
+    uint64_t spare;  // split: the block reserved for its layer insert (layer.hpp)
   };
 
   // --- nodes (node.cpp)
@@ -248,8 +298,9 @@ class tree final : public bytes_index {
   void apply(const smo& s);
   void stop_thread(bool drain);
   void drain_smo();  // waits until every queued SMO is applied
-  void recover_logs();
-  void rebuild_layer();
+  void recover_logs();  // dirty open, before tracing
+  void redo_logs();     // dirty open, after tracing (after_recovery)
+  std::string_view anchor_of(uint64_t node, char* buf) const noexcept { return anchors<K>::of_node(p_, node, buf); }
 
   // --- scans (scan.cpp)
   // Up to `count` records >= from in key order, as slot words (pinned by
@@ -276,17 +327,21 @@ class tree final : public bytes_index {
   unsigned cap_ = k_slots;  // param `node`
   bool safe_scan_ = false;  // param `scan`
   common::mutant_switch<mutant> mut_;
-  detail::inner_layer<K> layer_;
+  search_layer<anchors<K>> layer_;
+  // dirty open: the non-free log entries, for redo_logs()
+  std::vector<smo_entry*> redo_;
+  std::unordered_set<uint64_t> traced_leaves_;  // the data nodes the layer named at tracing
 
   // per thread slot: which log entries hold an SMO not yet applied (DRAM)
   std::unique_ptr<std::atomic<uint32_t>[]> busy_;
   std::mutex q_mu_;
   std::condition_variable q_cv_, idle_cv_;
   std::deque<smo> q_;
-  bool applying_ = false, stop_ = false, drain_on_stop_ = true;
+  bool applying_ = false, stop_ = false, drain_on_stop_ = true, held_ = false;
   std::thread bg_;
   std::atomic<uint64_t> splits_{0}, merges_{0}, applied_{0};
-  double rebuild_seconds_ = 0;
+  std::atomic<uint64_t> layer_spares_{0};  // layer inserts that took the split's reserved block
+  uint64_t redone_ = 0;                    // SMOs redone at the last dirty open
 };
 
 }  // namespace pmindex::btree::pactree

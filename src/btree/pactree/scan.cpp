@@ -10,12 +10,13 @@ using common::load_acq;
 using common::store_rel;
 
 // n's used slots in key order, from its permutation array when that was
-// built at version v; otherwise sorted here and, if n can be locked from v
+// built at version v of this generation (an older one's may be torn by a
+// crash, or clipped since: nothing rebuilds them at open); otherwise sorted here and, if n can be locked from v
 // at once, stored with the version n will have after the unlock (v is then
 // that version). An optimistic read: the caller validates v.
 template <class K>
 unsigned tree<K>::node_order(dnode* n, uint64_t& v, uint8_t* order) {
-  if (load_acq(&n->perm_version) == v) {
+  if (current(v) && load_acq(&n->perm_version) == v) {
     unsigned c = std::min<unsigned>(load_acq(&n->perm_count), k_slots);
     std::memcpy(order, n->perm, c);
     return c;

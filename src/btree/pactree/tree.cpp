@@ -15,15 +15,14 @@ using common::store_rel;
 
 namespace {
 constexpr uint32_t k_log_full = (uint32_t{1} << k_log_entries) - 1;
-constexpr uint32_t k_layer_fanout = 64;  // separators per DRAM search-layer node
 }  // namespace
 
 template <class K>
 tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
-    : bytes_index(p), p_(p), mut_(cfg), layer_(k_layer_fanout),
-      busy_(new std::atomic<uint32_t>[k_max_logs]()) {
+    : bytes_index(p), p_(p), mut_(cfg), layer_(p), busy_(new std::atomic<uint32_t>[k_max_logs]()) {
   cap_ = unsigned(cfg.u64("node"));
   safe_scan_ = cfg.get("scan") == "safe";
+  layer_.skip_flushes(mut_.on(mutant::layer_unflushed));
   if (kind == open_kind::created) {
     uint64_t h = p_.alloc_or_throw(sizeof(dnode));
     std::memset(p_.template ptr<void>(h), 0, sizeof(dnode));
@@ -33,17 +32,26 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
       r.gen = gen_;
       r.head = h;
       r.node_slots = cap_;
+      r.layer = search_layer<anchors<K>>::leaf_word(h);  // the head's anchor, the smallest key
     });
-    layer_.build({{K::k_min, h}});
+    layer_.attach(&root_->layer);
   } else {
+    const uint64_t ro = p_.root();
+    if (p_.valid_block(ro, 8) && p_.template ptr<root_block>(ro)->magic == k_magic_v1)
+      throw error(errc::bad_version,
+                  "pactree: the pool has the DRAM search layer layout (an older pmindex); "
+                  "recreate it with this version");
     root_ = common::attach_root<root_block>(p_, k_magic, "pactree");
     if (root_->node_slots != cap_) corrupt("node size in the pool does not match its parameters");
     uint64_t g = root_->gen + 1;
     if (uint32_t(g) == 0) ++g;  // 0 is never a generation
     p_.store_persist(&root_->gen, g);
     gen_ = uint32_t(g);
-    if (kind == open_kind::dirty) recover_logs();
-    rebuild_layer();
+    layer_.attach(&root_->layer);
+    if (kind == open_kind::dirty) {
+      recover_logs();
+      return;  // the SMO thread starts after the redo (after_recovery)
+    }
   }
   bg_ = std::thread([this] { smo_thread(); });
 }
@@ -67,9 +75,10 @@ void tree<K>::abandon() {
 
 // ---------------------------------------------------------------- recovery
 
-// Dirty open: every non-free log entry names a node an SMO was changing:
-// clip it, then free the entry. Entries are written before their SMO's
-// first store and freed only after it was applied, so the node is live.
+// Dirty open, before tracing (nothing may be allocated): every non-free log
+// entry names a node an SMO was changing: clip it. A merge whose commit (n's
+// next link past r) is durable left r out of the list: r is marked obsolete
+// (prev = n) for the redo. The entries stay until redo_logs().
 template <class K>
 void tree<K>::recover_logs() {
   for (unsigned s = 0; s < k_max_logs; ++s) {
@@ -80,40 +89,68 @@ void tree<K>::recover_logs() {
     for (auto& e : log->e) {
       if (e.kind == k_smo_free) continue;
       if (e.kind > k_smo_merge || !node_in_heap(e.left)) corrupt("a damaged SMO log entry");
+      if (e.kind == k_smo_merge && (!node_in_heap(e.right) || e.right == e.left))
+        corrupt("a damaged SMO log entry");
       clip(at(e.left));
-      e.kind = k_smo_free;
-      p_.flush(&e.kind, 8);
+      redo_.push_back(&e);
     }
   }
+  for (smo_entry* e : redo_)
+    if (e->kind == k_smo_merge && at(e->left)->next != e->right) {
+      dnode* r = at(e->right);
+      r->prev = e->left;
+      r->lock = (uint64_t(gen_) << 32) | k_obsolete;
+    }
   p_.fence();
 }
 
-// Every open: walk the list (links, anchors and, dirty, records checked
-// before they are read), set the prev pointers and build the search layer.
+// Dirty open, after tracing: what the SMO thread had not applied. Merges
+// first: a victim the layer still names loses its leaf and is freed (one
+// the layer no longer names was not traced: already free). Then each live
+// split node's right neighbours without a leaf get one (the nodes its
+// unapplied splits made; their reserved blocks were freed by tracing, so
+// the room for these inserts is there). Then the entries are freed.
 template <class K>
-void tree<K>::rebuild_layer() {
-  auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::pair<key, uint64_t>> nodes;
-  uint64_t prev = 0;
-  for (uint64_t off = root_->head; off; off = at(off)->next) {
-    if (!node_in_heap(off)) corrupt("a node link outside the heap");
-    dnode* n = at(off);
-    if constexpr (K::k_blocks) {
-      if (!K::valid_low(p_, n->low)) corrupt("an anchor block outside the heap");
-      for (uint64_t m = n->bitmap; m; m &= m - 1)
-        if (!K::valid_record(p_, n->slot[std::countr_zero(m)].value)) corrupt("a record block outside the heap");
-    }
-    key low = low_of(n);
-    if (nodes.empty() ? K::less(K::k_min, low) : !K::less(nodes.back().first, low))
-      corrupt("node anchors out of order");
-    if (nodes.size() > p_.size() / sizeof(dnode)) corrupt("the node list has a cycle");
-    n->prev = prev;
-    n->perm_version = 0;  // the permutation line may be older than the bitmap (or clipped since)
-    nodes.emplace_back(low, off);
-    prev = off;
+void tree<K>::redo_logs() {
+  char buf[8];
+  for (smo_entry* e : redo_) {
+    if (e->kind != k_smo_merge || !obsolete(at(e->right)->lock) || !traced_leaves_.count(e->right)) continue;
+    dnode* r = at(e->right);
+    layer_.erase(anchor_of(e->right, buf), e->right);
+    if constexpr (K::k_blocks)
+      if (r->low) p_.retire(r->low);
+    p_.retire(e->right);
+    ++redone_;
   }
-  layer_.build(nodes);
-  rebuild_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (smo_entry* e : redo_) {
+    if (e->kind != k_smo_split || obsolete(at(e->left)->lock)) continue;
+    for (uint64_t y = at(e->left)->next; y; y = at(y)->next) {
+      const std::string_view a = anchor_of(y, buf);
+      if (layer_.slot_of(a, y)) break;
+      uint64_t spare = p_.alloc(layer_.spare_size(a.size()));
+      auto how = layer_.insert(a, y, spare);
+      if (how != search_layer<anchors<K>>::put::placed_in_spare && spare) p_.free(spare);
+      if (how == search_layer<anchors<K>>::put::no_room)
+        throw error(errc::pool_full, "pactree: no room to redo a search-layer insert after the crash");
+      ++redone_;
+    }
+  }
+  for (smo_entry* e : redo_) {
+    store_rel(&e->kind, uint64_t(k_smo_free));
+    p_.flush(&e->kind, 8);
+  }
+  p_.fence();
+  redo_.clear();
+  traced_leaves_.clear();
+  p_.quiesce();  // no reader exists yet: what the redo retired is free now (no leak left for a checker to see)
+}
+
+template <class K>
+bool tree<K>::after_recovery() {
+  const bool work = !redo_.empty();
+  redo_logs();
+  bg_ = std::thread([this] { smo_thread(); });
+  return work;
 }
 
 // ---------------------------------------------------------------- SMO log
@@ -141,9 +178,10 @@ typename tree<K>::smo tree<K>::log_begin(smo_kind kind, uint64_t left, uint64_t 
   smo_entry* e = &p_.template ptr<smo_log>(lo)->e[i];
   e->left = left;
   e->right = right;
-  store_rel(&e->kind, uint64_t(kind));  // after left: a line holding kind holds left
-  p_.persist(e, 16);
-  return smo{kind, left, right, e, s, i};
+  if ((reinterpret_cast<uintptr_t>(e) & 63) > 64 - 3 * 8) p_.persist(&e->left, 16);  // left, right: another line
+  store_rel(&e->kind, uint64_t(kind));  // after left and right: a line holding kind holds them
+  p_.persist(e, 24);
+  return smo{kind, left, right, e, s, i, 0};
 }
 
 template <class K>
@@ -167,7 +205,7 @@ template <class K>
 void tree<K>::smo_thread() {
   std::unique_lock lk(q_mu_);
   for (;;) {
-    q_cv_.wait(lk, [&] { return stop_ || !q_.empty(); });
+    q_cv_.wait(lk, [&] { return stop_ || (!q_.empty() && !held_); });
     if (q_.empty() || (stop_ && !drain_on_stop_)) break;
     smo s = q_.front();
     q_.pop_front();
@@ -183,21 +221,38 @@ void tree<K>::smo_thread() {
 }
 
 // Search layer first, then the log entry: a crash in between leaves an
-// entry whose clip finds nothing to do.
+// entry whose clip and redo find nothing to do.
 template <class K>
 void tree<K>::apply(const smo& s) {
   dnode* r = at(s.right);
+  char buf[8];
+  const std::string_view a = anchor_of(s.right, buf);
   if (s.kind == k_smo_split) {
-    layer_.insert(low_of(r), s.right);
+    using put = typename search_layer<anchors<K>>::put;
+    put how = layer_.insert(a, s.right, s.spare);
+    if (how == put::placed_in_spare) layer_spares_.fetch_add(1, std::memory_order_relaxed);
+    else if (s.spare) p_.free(s.spare);
+    PMINDEX_ASSERT(how != put::no_room);  // the spare always fits
+    log_release(s);
   } else {
-    layer_.erase(low_of(r));
-    // r is out of the list (durably) and out of the layer: readers that
+    layer_.erase(a, s.right);
+    // r is out of the list and out of the layer (durably): the entry goes
+    // first (a crash after it: tracing frees r; before it: r is still
+    // allocated when recovery reads it), then r is retired: readers that
     // still hold it are pinned; it is freed after them.
-    if constexpr (K::k_blocks) p_.retire(r->low);
+    log_release(s);
+    if constexpr (K::k_blocks)
+      if (r->low) p_.retire(r->low);
     p_.retire(s.right);
   }
-  log_release(s);
   applied_.fetch_add(1, std::memory_order_relaxed);
+}
+
+template <class K>
+void tree<K>::hold_smo(bool on) {
+  std::lock_guard lk(q_mu_);
+  held_ = on;
+  q_cv_.notify_one();
 }
 
 template <class K>

@@ -3,6 +3,7 @@
 // beside writers; stats() may (its counts are then approximate).
 #include <algorithm>
 #include <bit>
+#include <unordered_set>
 
 #include "btree/pactree/pactree.hpp"
 
@@ -42,7 +43,7 @@ template <class K>
 check_result tree<K>::check() {
   drain_smo();
   std::vector<std::pair<key, uint64_t>> nodes;
-  uint64_t prev = 0;
+  std::vector<uint64_t> offs;
   for (uint64_t off = root_->head; off;) {
     if (!node_in_heap(off) || !p_.is_allocated(off)) return check_result::fail("pactree: a node link outside the heap");
     const dnode* n = at(off);
@@ -52,18 +53,17 @@ check_result tree<K>::check() {
       for (uint64_t b : {n->low, nx ? at(nx)->low : 0})
         if (!K::valid_low(p_, b) || (b && !p_.is_allocated(b)))
           return check_result::fail("pactree: node " + std::to_string(off) + ": bad anchor block");
-    if (n->prev != prev) return check_result::fail("pactree: node " + std::to_string(off) + ": wrong prev pointer");
     key low = low_of(n);
     if (nodes.empty() ? K::less(K::k_min, low) : !K::less(nodes.back().first, low))
       return check_result::fail("pactree: node anchors out of order at " + K::describe(low));
     auto e = check_node(n, nx ? at(nx) : nullptr);
     if (!e.empty()) return check_result::fail("pactree: node " + std::to_string(off) + ": " + e);
     nodes.emplace_back(low, off);
+    offs.push_back(off);
     if (nodes.size() > p_.size() / sizeof(dnode)) return check_result::fail("pactree: the node list has a cycle");
-    prev = off;
     off = nx;
   }
-  auto e = layer_.check(nodes);
+  auto e = layer_.check(offs);
   if (!e.empty()) return check_result::fail("pactree: search layer: " + e);
   for (unsigned s = 0; s < k_max_logs; ++s) {
     if (uint64_t lo = root_->logs[s]) {
@@ -78,7 +78,9 @@ check_result tree<K>::check() {
 }
 
 // Validates every word before following it (a dirty open traces a pool
-// nothing has checked yet besides rebuild_layer()).
+// nothing has checked yet). The layer may still name nodes a logged merge
+// unlinked (redo_logs() frees them): those are traced with their anchor
+// block, not their records (n holds copies of the same words).
 template <class K>
 void tree<K>::trace(pm::pool::trace_sink& sink) {
   drain_smo();
@@ -88,15 +90,24 @@ void tree<K>::trace(pm::pool::trace_sink& sink) {
       if (!p_.valid_block(lo, sizeof(smo_log))) corrupt("an SMO log outside the heap");
       sink.add(lo, sizeof(smo_log));
     }
-  uint64_t count = 0;
-  for (uint64_t off = root_->head; off; off = at(off)->next) {
-    if (!node_in_heap(off)) corrupt("a node link outside the heap");
-    if (++count > p_.size() / sizeof(dnode)) corrupt("the node list has a cycle");
-    sink.add(off, sizeof(dnode));
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;
+  std::vector<uint64_t> leaves;
+  layer_.walk(blocks, leaves, "pactree", false);
+  for (auto [off, size] : blocks) sink.add(off, size);
+  std::unordered_set<uint64_t> listed;
+  auto add_low = [&](const dnode* n) {
     if constexpr (K::k_blocks) {
-      const dnode* n = at(off);
       if (!K::valid_low(p_, n->low)) corrupt("an anchor block outside the heap");
       if (n->low) sink.add(n->low, common::kv_block_size(p_, n->low));
+    }
+  };
+  for (uint64_t off = root_->head; off; off = at(off)->next) {
+    if (!node_in_heap(off)) corrupt("a node link outside the heap");
+    if (!listed.insert(off).second) corrupt("the node list has a cycle");
+    sink.add(off, sizeof(dnode));
+    const dnode* n = at(off);
+    add_low(n);
+    if constexpr (K::k_blocks) {
       for (uint64_t m = n->bitmap; m; m &= m - 1) {
         uint64_t b = n->slot[std::countr_zero(m)].value;
         if (!K::valid_record(p_, b)) corrupt("a record block outside the heap");
@@ -104,6 +115,13 @@ void tree<K>::trace(pm::pool::trace_sink& sink) {
       }
     }
   }
+  for (uint64_t off : leaves) {
+    if (!node_in_heap(off)) corrupt("a search-layer leaf outside the heap");
+    if (listed.count(off)) continue;
+    sink.add(off, sizeof(dnode));
+    add_low(at(off));
+  }
+  if (!redo_.empty()) traced_leaves_.insert(leaves.begin(), leaves.end());
 }
 
 template <class K>
@@ -118,15 +136,24 @@ index_stats tree<K>::stats() {
   auto u = p_.usage();
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
-  s.dram_bytes = u.dram_bytes + sizeof(*this) + layer_.dram_bytes() + k_max_logs * sizeof(uint32_t);
+  s.dram_bytes = u.dram_bytes + sizeof(*this) + k_max_logs * sizeof(uint32_t);
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;  // the layer's blocks (a quiescent walk: beside writers, approximate)
+  std::vector<uint64_t> leaves;
+  uint64_t layer_bytes = 0;
+  try {
+    layer_.walk(blocks, leaves, "pactree", false);
+  } catch (const error&) {
+  }
+  for (auto& b : blocks) layer_bytes += b.second;
   s.extra = {{"nodes", double(nodes)},
              {"node_fill", nodes ? double(s.records) / double(nodes * cap_) : 0.0},
              {"splits", double(splits_.load())},
              {"merges", double(merges_.load())},
              {"smo_applied", double(applied_.load())},
-             {"layer_nodes", double(layer_.nodes())},
-             {"layer_dram_bytes", double(layer_.dram_bytes())},
-             {"rebuild_seconds", rebuild_seconds_}};
+             {"layer_nodes", double(blocks.size())},
+             {"layer_pm_bytes", double(layer_bytes)},
+             {"layer_spares_used", double(layer_spares_.load())},
+             {"smo_redone", double(redone_)}};
   return s;
 }
 
