@@ -154,18 +154,7 @@ TEST_F(DptreeFingerprints, OldLayoutRefusedWithClearError) {
     auto idx = open_idx(keys);
     ASSERT_TRUE(idx->insert(1, 1));
     const bool bytes = *keys != 0;
-    auto& p = idx->pool();
-    auto* magic = p.ptr<uint64_t>(p.root());
-    *magic = bytes ? 0x7365747942505444ull : 0x3436755f42505444ull;  // "DTPBytes" / "DTPB_u64"
-    p.persist(magic, 8);
-    idx->close();
-    try {
-      idx = reopen();
-      FAIL() << "an old-layout pool opened";
-    } catch (const error& e) {
-      EXPECT_EQ(e.code(), errc::bad_version);
-      EXPECT_NE(std::string(e.what()).find("recreate"), std::string::npos) << e.what();
-    }
+    expect_old_layout_refused(idx, bytes ? 0x7365747942505444ull : 0x3436755f42505444ull);  // "DTPBytes" / "DTPB_u64"
   }
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "oracle.hpp"
+#include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "substrate_util.hpp"
 #include "test_seed.hpp"
@@ -54,6 +55,24 @@ class index_fixture : public testing::Test {
   static void expect_no_leak(index& idx) {
     ASSERT_FALSE(idx.report().was_clean);
     EXPECT_EQ(idx.report().traced_blocks, idx.pool().usage().used_blocks);
+  }
+
+  // Writes `magic` over the root block's magic word of idx (an older
+  // layout's), closes it, and expects the reopen to fail with
+  // errc::bad_version and a message that says to recreate the pool.
+  void expect_old_layout_refused(std::unique_ptr<index>& idx, uint64_t magic) {
+    auto& p = idx->pool();
+    auto* m = p.ptr<uint64_t>(p.root());
+    *m = magic;
+    p.persist(m, 8);
+    idx->close();
+    try {
+      idx = reopen();
+      FAIL() << "an old-layout pool opened";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), errc::bad_version);
+      EXPECT_NE(std::string(e.what()).find("recreate"), std::string::npos) << e.what();
+    }
   }
 
   template <class K, class V>

@@ -106,10 +106,11 @@ void tree<K>::recover_logs() {
 
 // Dirty open, after tracing: what the SMO thread had not applied. Merges
 // first: a victim the layer still names loses its leaf and is freed (one
-// the layer no longer names was not traced: already free). Then each live
-// split node's right neighbours without a leaf get one (the nodes its
-// unapplied splits made; their reserved blocks were freed by tracing, so
-// the room for these inserts is there). Then the entries are freed.
+// the layer no longer names was not traced: already free). Then the right
+// neighbours without a leaf of each split node (or of the live node that
+// absorbed it) get one: the nodes its unapplied splits made; their
+// reserved blocks were freed by tracing, so the room for these inserts is
+// there. Then the entries are freed.
 template <class K>
 void tree<K>::redo_logs() {
   char buf[8];
@@ -123,8 +124,15 @@ void tree<K>::redo_logs() {
     ++redone_;
   }
   for (smo_entry* e : redo_) {
-    if (e->kind != k_smo_split || obsolete(at(e->left)->lock)) continue;
-    for (uint64_t y = at(e->left)->next; y; y = at(y)->next) {
+    if (e->kind != k_smo_split) continue;
+    // A split node a logged merge took: its nodes follow the node that
+    // absorbed it (prev, set by recover_logs(); that one may be gone too).
+    uint64_t from = e->left;
+    for (unsigned hops = 0; obsolete(at(from)->lock); ++hops) {
+      if (hops > redo_.size()) corrupt("a cycle of merged nodes in the SMO logs");
+      from = at(from)->prev;
+    }
+    for (uint64_t y = at(from)->next; y; y = at(y)->next) {
       const std::string_view a = anchor_of(y, buf);
       if (layer_.slot_of(a, y)) break;
       uint64_t spare = p_.alloc(layer_.spare_size(a.size()));
