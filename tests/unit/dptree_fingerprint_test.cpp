@@ -145,7 +145,8 @@ TEST_F(DptreeFingerprints, CheckRecomputesEveryFingerprint) {
   }
 }
 
-// A pool of the leaf layout before fingerprints (its root's magic) gets
+// A pool of the leaf layout before fingerprints, or of the one log per
+// buffer before the striped logs (its root's magic), gets
 // errc::bad_version (exit code 5) and a line that says what to do, not
 // "corrupt" or a wrong answer.
 TEST_F(DptreeFingerprints, OldLayoutRefusedWithClearError) {
@@ -155,6 +156,10 @@ TEST_F(DptreeFingerprints, OldLayoutRefusedWithClearError) {
     ASSERT_TRUE(idx->insert(1, 1));
     const bool bytes = *keys != 0;
     expect_old_layout_refused(idx, bytes ? 0x7365747942505444ull : 0x3436755f42505444ull);  // "DTPBytes" / "DTPB_u64"
+    // And the layout with one log per buffer (before the striped logs).
+    idx = open_idx(keys);
+    ASSERT_TRUE(idx->insert(1, 1));
+    expect_old_layout_refused(idx, bytes ? 0x7374796232505444ull : 0x3436755f32505444ull);  // "DTP2byts" / "DTP2_u64"
   }
 }
 

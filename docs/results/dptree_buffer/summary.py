@@ -1,16 +1,29 @@
 #!/usr/bin/env python3
-"""Medians of docs/results/dptree_buffer/ab.sh: new/old per threads and workload.
-   python3 docs/results/dptree_buffer/summary.py DIR"""
+"""Medians of docs/results/dptree_buffer/ab.sh: new/old per threads and workload,
+   and each binary's 2-thread over 1-thread ratio.
+   python3 docs/results/dptree_buffer/summary.py DIR [OLD-LABEL NEW-LABEL]"""
 import collections, glob, json, statistics as st, sys
 
 c = collections.defaultdict(list)
-for f in glob.glob(sys.argv[1] + "/*.json"):
+order = []
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
     b, t, _ = f.split("/")[-1][:-5].split("-")
     for x in json.load(open(f))["results"]:
         c[(t, x["workload"], "new" if b in ("new", "btb") else "old")].append(x["run"]["mops"])
-print("| threads | workload | std::map | btree_map | ratio |")
+        if x["workload"] not in order:
+            order.append(x["workload"])
+lo, ln = (sys.argv[2], sys.argv[3]) if len(sys.argv) > 3 else ("std::map", "btree_map")
+threads = sorted({t for t, _, _ in c})
+print(f"| threads | workload | {lo} | {ln} | ratio |")
 print("|---|---|---|---|---|")
-for t in ("t1", "t2"):
-    for w in ["read100", "insert=1", "update=1", "read=0.5+update=0.5", "scan=1:100"]:
+for t in threads:
+    for w in order:
         o, n = st.median(c[(t, w, "old")]), st.median(c[(t, w, "new")])
         print(f"| {t[1:]} | {w} | {o:.3f} | {n:.3f} | {n / o:.2f} |")
+if "t1" in threads and "t2" in threads:
+    print()
+    print(f"| workload | {lo} 2t/1t | {ln} 2t/1t |")
+    print("|---|---|---|")
+    for w in order:
+        r = [st.median(c[("t2", w, b)]) / st.median(c[("t1", w, b)]) for b in ("old", "new")]
+        print(f"| {w} | {r[0]:.2f} | {r[1]:.2f} |")

@@ -45,13 +45,17 @@
 //      and the frozen buffer's log is recycled (mutant log_truncated_early
 //      recycles it before the commit).
 //
-// LOG: two logs (root.log[0..1]), chains of 4 KiB chunks; buffer number t
-// (t = gen for the active buffer, or gen + 1 while buffer gen merges) writes
-// log[t % 2], every record tagged t and checksummed. Replay accepts, from a
-// log's start, the records with the expected tag and a good checksum and
-// stops at the first other one: the writes of a buffer are serialised by its
-// lock (slot order = apply order) and each record is durable before the
-// next starts, so only the last can be torn. A log's chunks are kept and
+// LOG: two logs per stripe (root.log[0..1][0..15]), chains of 4 KiB
+// chunks; buffer number t (t = gen for the active buffer, or gen + 1 while
+// buffer gen merges) writes log[t % 2][s] for a key of stripe s (the top 4
+// bits of a hash of its bytes that no build changes), every record tagged t
+// and checksummed. Replay accepts, from each log's start, the records with
+// the expected tag and a good checksum and stops at the first other one:
+// the writes of a stripe are serialised by its lock (slot order = apply
+// order) and each record is durable before the next of its stripe starts,
+// so only a log's last can be torn; a key's records are all in one log, so
+// the logs replay in any order (a record outside its key's stripe is
+// refused: corrupt, mutant log_by_thread). A log's chunks are kept and
 // reused by buffer t + 2 (older tags never match); recycling is free.
 // keys=bytes: an upsert's record names its kv block and holds a hash of its
 // bytes (the block is flushed under the record's fence, so a crash may leave
@@ -69,14 +73,29 @@
 // found until something is written). A clean close merges every buffer first, so a clean open
 // finds no record to replay (stats: replayed).
 //
-// THREADS: a structure lock (shared by operations, exclusive for the freeze
-// and the commit), a reader-writer lock per buffer (writers exclusive: the
-// presence check, the log record and the map update are one critical
-// section), the frozen buffer and the current base are immutable while
-// shared. Scans hold the structure lock and the active buffer's read lock:
-// an atomic snapshot. The original's buffer is an optimistic-lock B+-tree
-// and its writers run in parallel; ours is a std::map under a lock, so writes
-// are serialised (DPTree's inserts do not scale in Part Two either).
+// THREADS (issue 15: the original's writers run in parallel on its
+// optimistic-lock buffer tree; ours did not until the striped log):
+//  - the structure lock is a big-reader gate (common/writer_gate.hpp): every
+//    operation passes it on a line of its own thread's; the freeze, the
+//    commit and check() close it;
+//  - a writer holds its key's STRIPE lock (16, by the key's hash) for its
+//    presence check, log record and map entry, so writers of different
+//    stripes check, append and flush their records in parallel; the map
+//    itself (one B-tree per buffer, so scans merge one sorted source, not
+//    sixteen) is locked exclusively only for the entry's insertion;
+//  - a point read takes the map's lock (shared) only when the buffer's bloom
+//    filter names its key (an entry is in the filter before the map);
+//  - the frozen buffer and the current base are immutable while shared;
+//    scans hold the active map's lock (shared) throughout: an atomic
+//    snapshot (a write logged but not yet applied has not returned).
+// Why stripes and not the original's per-key optimistic locks in a
+// concurrent tree: the log must hold a key's records in apply order for
+// replay; per-thread logs would need a global sequence number per record
+// (one contended counter) and a merge of all logs at replay; a stripe's log
+// keeps the order by its lock, and replay stays a pass per log.
+// Merges run beside the writers on a core of their own: on 2 cores a
+// second writer thread competes with the merge thread (see
+// docs/results/dptree.md).
 //
 // Bugs of the original avoided (tests/unit/dptree_test.cpp): removes exist;
 // recovery exists (the log is replayed); an existing pool reopens; a key in
@@ -92,7 +111,8 @@
 //    commit recycles the frozen log (mutant carry_after_commit); an entry
 //    the active buffer holds a newer one of is not carried. The commit
 //    then refuses new upserts (pool_full) until a merge places everything.
-//  - LOG ROOM kept for the carry, so that a merge never fails: a write
+//  - LOG ROOM kept for the carry, so that a merge never fails (each rule
+//    per stripe: a key's carried record goes to its stripe's log): a write
 //    appends only if the active log keeps room for every upsert of the
 //    frozen buffer, and a new upsert entry only if the other log (the next
 //    buffer's) has room for every upsert of the active one; chunks are
@@ -148,7 +168,7 @@
 // FLUSHES AND FENCES PER OPERATION
 //  - insert, update, upsert, remove: 1 flush + 1 fence (the log record;
 //    keys=bytes: + the kv block's lines, same fence); a write that links a
-//    log chunk: + 2 flushes, 2 fences per 63 records;
+//    log chunk: + 2 flushes, 2 fences per 63 records of its stripe;
 //  - lookup, scan: none;
 //  - a merge (background): per changed leaf its new slot lines, their
 //    fingerprint lines (<= 4), the metadata copy's first line, its order
@@ -177,6 +197,8 @@
 #include "btree/detail/inner_layer.hpp"
 #include "btree/detail/keys.hpp"
 #include "common/mutant.hpp"
+#include "common/rw_spin_lock.hpp"
+#include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/pm/counters.hpp"
@@ -195,6 +217,7 @@ enum class mutant : unsigned {
   carry_after_commit,   // a partial merge carries its unplaced records to the next log after the commit
   fingerprint_skipped,   // a merge writes a new slot without its fingerprint
   fingerprint_unflushed, // a merge writes a new slot's fingerprint but does not flush it
+  log_by_thread,         // a writer logs to (and locks) its thread's stripe, not its key's
 };
 
 // clang-format off
@@ -235,12 +258,19 @@ struct log_chunk {          // 4 KiB (the largest small block)
 };
 static_assert(sizeof(log_rec) == 64 && sizeof(log_chunk) == 4096);
 
+// The logs are striped: a key's records always go to the log of its
+// stripe (stripe_of: the top bits of a hash that never changes across
+// builds), so the records of one key are in one log, in the order they
+// were applied, and writers of different stripes append in parallel.
+inline constexpr unsigned k_stripes = 16;
 struct root_block {
   uint64_t magic;           //   0
   uint64_t gen;             //   8  committed merges: the commit word of a merge
   uint64_t head;            //  16  the first leaf; never changes
   uint64_t leaf_cap;        //  24  the `leaf` parameter it was built with
-  uint64_t log[2];          //  32  first chunk of each log
+  uint64_t stripes;         //  32  k_stripes
+  uint64_t pad[3];          //  40
+  uint64_t log[2][k_stripes];  // 64  first chunk of each log: buffer t's stripe s writes log[t % 2][s]
 };
 // clang-format on
 
@@ -255,10 +285,12 @@ class tree final : public bytes_index {
   // A key as the buffer stores it and as everything compares it.
   using ukey = std::conditional_t<k_bytes, std::string_view, uint64_t>;
   using bkey = std::conditional_t<k_bytes, std::string, uint64_t>;
-  // "DTP2_u64" / "DTP2byts" (little-endian): the leaf layout with fingerprints.
-  static constexpr uint64_t k_magic = k_bytes ? 0x7374796232505444ull : 0x3436755f32505444ull;
-  // "DTPB_u64" / "DTPBytes": the layout before fingerprints, refused with a clear error.
+  // "DTP3_u64" / "DTP3byts" (little-endian): striped logs.
+  static constexpr uint64_t k_magic = k_bytes ? 0x7374796233505444ull : 0x3436755f33505444ull;
+  // Older layouts, refused with a clear error: "DTPB_u64" / "DTPBytes" (before
+  // fingerprints), "DTP2_u64" / "DTP2byts" (one log per buffer).
   static constexpr uint64_t k_magic_v1 = k_bytes ? 0x7365747942505444ull : 0x3436755f42505444ull;
+  static constexpr uint64_t k_magic_v2 = k_bytes ? 0x7374796232505444ull : 0x3436755f32505444ull;
 
   tree(pm::pool& p, open_kind kind, const index_config& cfg);
   ~tree() override;
@@ -292,13 +324,20 @@ class tree final : public bytes_index {
     bool tomb;
   };
   // The buffer's ordered map: a B-tree as the original's buffer tree
-  // (abseil's; std::map where abseil is missing). Every use holds the
-  // buffer's lock (or reads a frozen buffer): no iterator outlives a change.
+  // (abseil's; std::map where abseil is missing). A change holds the
+  // buffer's lock exclusively (and its key's stripe's lock); a read holds it
+  // shared, or every stripe's lock (carry), or reads a frozen buffer: no
+  // iterator outlives a change.
 #ifdef PMINDEX_HAVE_ABSL
   using buffer_map = absl::btree_map<bkey, bval, std::less<>>;
 #else
   using buffer_map = std::map<bkey, bval, std::less<>>;
 #endif
+  // A blocked bloom filter: a key's two bits are in one 64-bit word (one
+  // miss per probe, not two: a write probes it and a lookup probes both
+  // buffers'; with two words the filter took a fifth of an update's
+  // foreground time, perf, session 33). ~1.5% false positives at the 16
+  // bits per entry it is sized for.
   struct bloom {
     std::unique_ptr<std::atomic<uint64_t>[]> w;
     uint64_t bits = 0;
@@ -306,17 +345,41 @@ class tree final : public bytes_index {
     void add(uint64_t h) noexcept;
     bool maybe(uint64_t h) const noexcept;
   };
-  struct buffer {
-    std::shared_mutex mu;
-    buffer_map map;
-    bloom filter;
-    uint64_t tag = 0;
+  // A buffer's place in the log of one stripe; guarded by that stripe's
+  // lock (a frozen buffer's: immutable).
+  struct alignas(64) cursor {  // a line each: writers of other stripes write theirs
     log_chunk* chunk = nullptr;  // where the next record goes
     unsigned pos = 0;
-    std::vector<uint64_t> garbage;  // bytes: blocks to free once this buffer's merge commits
-    size_t carried = 0;             // entries a partial merge moved here (not counted towards a merge)
-    uint64_t used = 0;              // records in its log
-    uint64_t upserts = 0;           // entries that are not tombstones (each may have to be carried)
+    uint64_t used = 0;     // records in the log
+    uint64_t upserts = 0;  // its keys' entries that are not tombstones (each may have to be carried)
+  };
+  struct buffer {
+    // The map's lock: a writer holds it exclusively only to apply its entry
+    // (its presence check and log record happen under its stripe's lock);
+    // readers hold it shared, and only when the filter names their key;
+    // scans hold it shared throughout (an atomic snapshot).
+    common::rw_spin_lock mu;
+    buffer_map map;
+    std::atomic<uint64_t> entries{0};  // map.size(), for readers without the lock
+    bloom filter;
+    uint64_t tag = 0;
+    cursor cur[k_stripes];
+    std::vector<uint64_t> garbage;      // bytes: blocks to free once this buffer's merge commits (under mu)
+    std::atomic<uint64_t> carried{0};   // entries a partial merge moved here (not counted towards a merge)
+    uint64_t upserts() const noexcept {
+      uint64_t n = 0;
+      for (auto& c : cur) n += c.upserts;
+      return n;
+    }
+  };
+  // The writers of one stripe's keys: presence check, log record and map
+  // entry in one critical section, so the stripe's log is in apply order.
+  // It also guards the room of the stripe's two logs.
+  struct alignas(64) stripe {
+    std::mutex mu;
+    log_chunk* tail[2] = {nullptr, nullptr};  // each log's last chunk
+    uint64_t cap[2] = {0, 0};                 // and the records its chunks hold
+    std::atomic<int64_t> live{0};             // records its writes added (or removed) since the open
   };
   using items_t = std::vector<std::pair<ukey, bval>>;
   // A record as a merge moves it: its slot words and, if it stays where it
@@ -363,9 +426,14 @@ class tree final : public bytes_index {
   int slot_of(const leaf* l, const meta& m, ukey k) const noexcept;
   uint64_t leaf_for(ukey k) const noexcept;
   bool base_find(ukey k, uint64_t* word) const noexcept;
+  // Of the key's bytes, the same in every build (the stripe of a key must
+  // not change between the process that logged it and the one replaying).
   static uint64_t hash(ukey k) noexcept;
-  // Newest state of k: 1 present (word set), 0 absent (removed or never).
-  bool find(ukey k, uint64_t* word);
+  static unsigned stripe_of(uint64_t h) noexcept { return unsigned(h >> 60) % k_stripes; }
+  // Newest state of k (hash h): 1 present (word set), 0 absent (removed or
+  // never); *upsert_in_active: the active buffer holds an upsert of k. Takes
+  // the active buffer's lock (shared) if its filter names k.
+  bool find(ukey k, uint64_t h, uint64_t* word, bool* upsert_in_active = nullptr);
   bool write(ukey k, uint64_t word, wop o, uint64_t* old);
   bool write_once(ukey k, uint64_t word, wop o, uint64_t* old);
   // A write found no log room (see write()); false: nothing to wait for.
@@ -373,14 +441,22 @@ class tree final : public bytes_index {
   void wait_merge(uint64_t g);  // until the merge of version g commits or no merge runs
   // Appends one record to b's log (the room was made by grow_log); fence:
   // false for a carry, which fences once for all its records.
-  void append(buffer& b, ukey k, uint64_t word, bool tomb, bool fence = true);
-  // Links chunks at the end of log li until it holds `need` records
-  // (durably, before any record goes there); may_borrow: a remove (or a
-  // carry) may take the remove reserve. Throws pool_full.
-  void grow_log(unsigned li, uint64_t need, bool may_borrow);
-  void apply(buffer& b, ukey k, uint64_t word, bool tomb);
+  void append(buffer& b, unsigned s, ukey k, uint64_t word, bool tomb, bool fence = true);
+  // Links chunks at the end of log li of stripe s until it holds `need`
+  // records (durably, before any record goes there); may_borrow: a remove
+  // (or a carry) may take the remove reserve. Throws pool_full. Stripe s's
+  // lock held.
+  void grow_log(unsigned s, unsigned li, uint64_t need, bool may_borrow);
+  // The entry of a write (or a replayed or carried record): the map's lock
+  // taken exclusively here.
+  void apply(buffer& b, unsigned s, ukey k, uint64_t h, uint64_t word, bool tomb);
   uint64_t threshold() const noexcept;
-  bool due(const buffer& b) const noexcept { return b.map.size() >= threshold() + b.carried; }
+  bool due(const buffer& b) const noexcept {
+    return b.entries.load(std::memory_order_relaxed) >= threshold() + b.carried.load(std::memory_order_relaxed);
+  }
+  int64_t live() const noexcept;  // records: at the open, plus what every stripe's writes added
+  // Every stripe's lock, in order (carry, trim_log).
+  std::vector<std::unique_lock<std::mutex>> lock_stripes();
   void maybe_freeze();
   void throttle();
   void freeze_locked();
@@ -393,7 +469,7 @@ class tree final : public bytes_index {
   // --- recovery (tree.cpp)
   void recover_leaves(bool dirty);
   size_t replay(buffer& b, uint64_t tag);
-  void measure_log(unsigned li);
+  void measure_log(unsigned s, unsigned li);
   void rebuild_layer();
   static uint64_t checksum(const log_rec& r) noexcept;
   uint64_t block_hash(uint64_t off) const noexcept;  // keys=bytes: of the kv block's bytes
@@ -436,11 +512,11 @@ class tree final : public bytes_index {
   bool refused_ = false;  // the merge thread's last leaf was refused by fail_leaves
   common::mutant_switch<mutant> mut_;
 
-  // Each log's chunks: the last one and the records they hold.
-  log_chunk* log_tail_[2] = {nullptr, nullptr};
-  uint64_t log_cap_[2] = {0, 0};
+  std::unique_ptr<stripe[]> stripes_{new stripe[k_stripes]};
 
-  std::shared_mutex smu_;  // the structure lock
+  // The structure lock: every operation passes it (a line of its own per
+  // thread); the freeze, the commit and check() close it.
+  common::writer_gate gate_;
   std::atomic<uint64_t> gen_{0};
   std::unique_ptr<detail::inner_layer<K>> layer_;
   std::vector<uint64_t> leaves_;  // the chain at the current version
@@ -448,7 +524,7 @@ class tree final : public bytes_index {
   buffer bufs_[2];
   buffer* active_ = &bufs_[0];
   buffer* frozen_ = nullptr;
-  std::atomic<int64_t> live_{0};
+  int64_t live0_ = 0;  // records at the open
 
   std::mutex mmu_;
   std::condition_variable mcv_, idle_cv_;

@@ -24,11 +24,9 @@ void tree<K>::freeze_locked() {
   buffer* nb = active_ == &bufs_[0] ? &bufs_[1] : &bufs_[0];
   if (!nb->map.empty() || frozen_) corrupt("freeze with a buffer still in use");
   nb->tag = active_->tag + 1;
-  nb->chunk = chunk_at(root_->log[nb->tag % 2]);
-  nb->pos = 0;
-  nb->carried = 0;
-  nb->used = 0;
-  nb->upserts = 0;
+  for (unsigned s = 0; s < k_stripes; ++s) nb->cur[s] = {chunk_at(root_->log[nb->tag % 2][s]), 0, 0, 0};
+  nb->carried.store(0, std::memory_order_relaxed);
+  nb->entries.store(0, std::memory_order_relaxed);
   frozen_ = active_;
   active_ = nb;
 }
@@ -40,7 +38,7 @@ void tree<K>::maybe_freeze() {
     if (merging_ || stop_) return;  // the thread looks again when its merge is done
   }
   {
-    std::unique_lock s(smu_);
+    common::writer_gate::closed s(gate_);
     if (!frozen_) {
       if (!due(*active_)) return;
       freeze_locked();
@@ -74,7 +72,7 @@ void tree<K>::merge_thread() {
     l.unlock();
     buffer* f;
     {
-      std::shared_lock s(smu_);
+      common::writer_gate::writer in(gate_, p_.thread_slot());
       f = frozen_;
     }
     bool again = false;
@@ -86,7 +84,7 @@ void tree<K>::merge_thread() {
       }
     }
     if (again) {  // writes during the merge may have filled the next buffer
-      std::unique_lock s(smu_);
+      common::writer_gate::closed s(gate_);
       again = !frozen_ && due(*active_);
       if (again) freeze_locked();
     }
@@ -125,7 +123,7 @@ void tree<K>::merge_all() {
     for (int round = 0; round < 3; ++round) {
       buffer* f;
       {
-        std::unique_lock s(smu_);
+        common::writer_gate::closed s(gate_);
         if (!frozen_) {
           if (active_->map.empty()) return;
           freeze_locked();
@@ -220,8 +218,13 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_
   for (; a < n && a < per; ++a)
     if (all[a].slot < 0 && fresh_slots++ == free) break;
   plan pl{li, {}};
-  if (a > 0 || li == 0) pl.outs.push_back({leaves_[li], false, {all.begin(), all.begin() + a}});
   const unsigned rest = n - a;
+  if (a > 0 || li == 0) {
+    if (rest == 0)  // the usual case (no split): the records move, not copied
+      pl.outs.push_back({leaves_[li], false, std::move(all)});
+    else
+      pl.outs.push_back({leaves_[li], false, {all.begin(), all.begin() + a}});
+  }
   if (rest) {
     if (carry) corrupt("merge: a leaf that only shrinks needs a new leaf");
     const unsigned parts = (rest + per - 1) / per;
@@ -301,61 +304,80 @@ void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
 }
 
 // Appends a partial merge's unplaced entries (all upserts) to the active
-// buffer, under its lock, skipping a key it holds a newer entry for. Each
-// record is flushed, and one fence covers them all: none is needed before
-// the commit (the frozen log still holds them all), and the active
-// buffer's own writes wait for its lock. The room was kept by the writes
-// (dptree.hpp, "Full pools"): grow_log links nothing, unless the pool was
-// recovered from a state that predates the rule (then it may throw
-// pool_full: nothing carried, the merge is retried later).
+// buffer, each to its stripe's log, under every stripe's lock, skipping a
+// key it holds a newer entry for. Each record is flushed, and one fence
+// covers them all: none is needed before the commit (the frozen log still
+// holds them all), and the active buffer's own writes wait for the locks.
+// The room was kept by the writes (dptree.hpp, "Full pools"): grow_log
+// links nothing, unless the pool was recovered from a state that predates
+// the rule (then it may throw pool_full: nothing carried, the merge is
+// retried later).
 // keys=bytes: a skipped entry's block is freed when the active buffer's
 // merge commits (the active log may name it in a remove record). Records
 // carried before a crash are not carried again (merge(), recarried_).
 template <class K>
 void tree<K>::carry(const items_t& rest) {
-  std::shared_lock s(smu_);
+  common::writer_gate::writer in(gate_, p_.thread_slot());
+  auto locks = lock_stripes();
   buffer& a = *active_;
-  std::unique_lock lk(a.mu);
-  size_t n = 0;
-  for (auto& kv : rest) n += !a.map.contains(kv.first);
-  grow_log(unsigned(a.tag % 2), a.used + n, true);
-  for (auto& [k, v] : rest) {
+  // No writer applies while every stripe is locked: the map is read as is.
+  uint64_t n[k_stripes] = {};
+  std::vector<uint64_t> hs(rest.size());
+  for (size_t i = 0; i < rest.size(); ++i) {
+    hs[i] = hash(rest[i].first);
+    n[stripe_of(hs[i])] += !a.map.contains(rest[i].first);
+  }
+  for (unsigned s = 0; s < k_stripes; ++s)
+    if (n[s]) grow_log(s, unsigned(a.tag % 2), a.cur[s].used + n[s], true);
+  size_t carried = 0;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    auto& [k, v] = rest[i];
     if (a.map.contains(k)) {
-      if constexpr (k_bytes) a.garbage.push_back(v.word);
+      if constexpr (k_bytes) {
+        std::unique_lock lk(a.mu);
+        a.garbage.push_back(v.word);
+      }
       continue;
     }
-    append(a, k, v.word, false, false);
-    apply(a, k, v.word, false);
-    ++a.carried;
+    const unsigned s = stripe_of(hs[i]);
+    append(a, s, k, v.word, false, false);
+    apply(a, s, k, hs[i], v.word, false);
+    ++carried;
   }
-  if (n) p_.fence();
+  a.carried.fetch_add(carried, std::memory_order_relaxed);
+  if (carried) p_.fence();
 }
 
-// After a commit: the recycled log li gives back the chunks it grew to
-// beyond twice what the next buffer needs (the active buffer's carry and a
-// buffer's worth of records): a buffer that once outran its merges (or
-// removes that forced merges in a full pool) does not keep that space. The
-// cut is durable (1 flush, 1 fence) before the chunks past it are freed;
-// a crash in between leaves them to recovery's tracing. Nothing reads the
-// recycled log (its records have an old tag) and the active buffer's lock
-// keeps writers from growing it meanwhile.
+// After a commit: each stripe's recycled log li gives back the chunks it
+// grew to beyond twice what the next buffer needs (the active buffer's
+// carry and a buffer's worth of records): a buffer that once outran its
+// merges (or removes that forced merges in a full pool) does not keep that
+// space. The cut is durable (1 flush, 1 fence) before the chunks past it
+// are freed; a crash in between leaves them to recovery's tracing. Nothing
+// reads the recycled log (its records have an old tag) and the stripes'
+// locks keep writers from growing it meanwhile.
 template <class K>
 void tree<K>::trim_log(unsigned li) {
-  std::shared_lock s(smu_);
-  std::unique_lock lk(active_->mu);
-  const uint64_t keep = active_->upserts + 2 * threshold();
-  if (log_cap_[li] <= 2 * keep) return;
-  log_chunk* c = chunk_at(root_->log[li]);
-  for (uint64_t cap = k_chunk_recs; cap < keep; cap += k_chunk_recs) c = chunk_at(c->next);
-  uint64_t cut = c->next, chunks = 1;
-  for (log_chunk* x = chunk_at(root_->log[li]); x != c; x = chunk_at(x->next)) ++chunks;
-  p_.store_persist(&c->next, uint64_t{0});
-  log_tail_[li] = c;
-  log_cap_[li] = chunks * k_chunk_recs;
-  while (cut) {
-    uint64_t nx = chunk_at(cut)->next;
-    p_.free(cut);
-    cut = nx;
+  common::writer_gate::writer in(gate_, p_.thread_slot());
+  auto locks = lock_stripes();
+  const uint64_t per = 2 * (threshold() / k_stripes + 1);
+  for (unsigned s = 0; s < k_stripes; ++s) {
+    stripe& st = stripes_[s];
+    const uint64_t keep = active_->cur[s].upserts + per;
+    if (st.cap[li] <= 2 * keep) continue;
+    log_chunk* c = chunk_at(root_->log[li][s]);
+    uint64_t chunks = 1;
+    for (uint64_t cap = k_chunk_recs; cap < keep; cap += k_chunk_recs, ++chunks) c = chunk_at(c->next);
+    uint64_t cut = c->next;
+    if (!cut) continue;  // nothing past what it keeps: no store, no flush
+    p_.store_persist(&c->next, uint64_t{0});
+    st.tail[li] = c;
+    st.cap[li] = chunks * k_chunk_recs;
+    while (cut) {
+      uint64_t nx = chunk_at(cut)->next;
+      p_.free(cut);
+      cut = nx;
+    }
   }
 }
 
@@ -517,13 +539,12 @@ bool tree<K>::merge(buffer& f) {
     p_.fence();
   }
   if (mut_.on(mutant::log_truncated_early)) {
-    log_rec* r0 = &chunk_at(root_->log[f.tag % 2])->r[0];
-    p_.store_persist(&r0->tag, ~uint64_t{0});
+    for (uint64_t l : root_->log[f.tag % 2]) p_.store_persist(&chunk_at(l)->r[0].tag, ~uint64_t{0});
   }
   buffer_map dead_map;
   std::vector<uint64_t> garbage;
   {
-    std::unique_lock s(smu_);
+    common::writer_gate::closed s(gate_);
     p_.store_persist(&root_->gen, g);  // the commit: 1 flush, 1 fence
     gen_.store(g, std::memory_order_relaxed);
     layer_.swap(layer);
@@ -532,7 +553,9 @@ bool tree<K>::merge(buffer& f) {
     frozen_ = nullptr;
     dead_map.swap(f.map);
     garbage.swap(f.garbage);
-    f.used = f.upserts = f.carried = 0;
+    for (auto& c : f.cur) c.used = c.upserts = 0;
+    f.carried.store(0, std::memory_order_relaxed);
+    f.entries.store(0, std::memory_order_relaxed);
     recarried_.clear();
     std::swap(f.filter.w, fresh_filter.w);
     std::swap(f.filter.bits, fresh_filter.bits);

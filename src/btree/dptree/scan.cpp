@@ -1,7 +1,9 @@
 // DPTree scans (see dptree.hpp, "THREADS"): the active buffer, the frozen
 // one and the base leaves merged in key order, the newest source winning a
-// key they share and a tombstone hiding it. The structure lock (shared) and
-// the active buffer's read lock are held throughout: an atomic snapshot.
+// key they share and a tombstone hiding it. Inside the structure lock, with
+// the active buffer's map lock (shared) held throughout: an atomic snapshot
+// (a writer may have logged a record it has not applied yet: it has not
+// returned either).
 #include <cstring>
 
 #include "btree/dptree/dptree.hpp"
@@ -11,7 +13,7 @@ namespace pmindex::btree::dptree {
 template <class K>
 template <class Emit>
 void tree<K>::collect(ukey from, size_t count, const ukey* hi, Emit&& emit) {
-  std::shared_lock s(smu_);
+  common::writer_gate::writer in(gate_, p_.thread_slot());
   std::shared_lock b(active_->mu);
   typename buffer_map::const_iterator a = active_->map.lower_bound(from), ae = active_->map.end(), fz{}, fe{};
   const bool has_frozen = frozen_ != nullptr;

@@ -4,6 +4,7 @@
 #include <bit>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <functional>
 
 #include "btree/dptree/dptree.hpp"
@@ -34,29 +35,61 @@ void tree<K>::bloom::reset(uint64_t want) {
   for (uint64_t i = 0; i < bits / 64; ++i) w[i].store(0, std::memory_order_relaxed);
 }
 
+namespace {
+// The word of h (its low bits) and its two bits in it (bits 40-51: apart
+// from the word's bits and from the stripe's, bits 60-63).
+inline uint64_t bloom_mask(uint64_t h) noexcept { return uint64_t{1} << (h >> 40 & 63) | uint64_t{1} << (h >> 46 & 63); }
+}  // namespace
+
 template <class K>
 void tree<K>::bloom::add(uint64_t h) noexcept {
-  for (uint64_t x : {h, h >> 32 | h << 32}) {
-    uint64_t bit = x & (bits - 1);
-    w[bit / 64].fetch_or(uint64_t{1} << (bit % 64), std::memory_order_relaxed);
-  }
+  std::atomic<uint64_t>& x = w[h & (bits / 64 - 1)];
+  const uint64_t m = bloom_mask(h);
+  if ((x.load(std::memory_order_relaxed) & m) != m) x.fetch_or(m, std::memory_order_relaxed);
 }
 
 template <class K>
 bool tree<K>::bloom::maybe(uint64_t h) const noexcept {
-  for (uint64_t x : {h, h >> 32 | h << 32}) {
-    uint64_t bit = x & (bits - 1);
-    if (!(w[bit / 64].load(std::memory_order_relaxed) & (uint64_t{1} << (bit % 64)))) return false;
-  }
-  return true;
+  const uint64_t m = bloom_mask(h);
+  return (w[h & (bits / 64 - 1)].load(std::memory_order_relaxed) & m) == m;
 }
 
 template <class K>
 uint64_t tree<K>::hash(ukey k) noexcept {
-  if constexpr (k_bytes)
-    return util::mix64(std::hash<std::string_view>{}(k));
-  else
+  if constexpr (k_bytes) {
+    // Eight bytes at a time through mix64 (std::hash may differ between
+    // library versions; a key's stripe must not).
+    uint64_t h = util::mix64(k.size() ^ 0x445054737472ull);
+    size_t i = 0;
+    for (; i + 8 <= k.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, k.data() + i, 8);
+      h = util::mix64(h ^ w);
+    }
+    if (i < k.size()) {
+      uint64_t w = 0;
+      std::memcpy(&w, k.data() + i, k.size() - i);
+      h = util::mix64(h ^ w ^ (uint64_t{1} << 63));
+    }
+    return h;
+  } else {
     return util::mix64(k);
+  }
+}
+
+template <class K>
+int64_t tree<K>::live() const noexcept {
+  int64_t n = live0_;
+  for (unsigned s = 0; s < k_stripes; ++s) n += stripes_[s].live.load(std::memory_order_relaxed);
+  return n;
+}
+
+template <class K>
+std::vector<std::unique_lock<std::mutex>> tree<K>::lock_stripes() {
+  std::vector<std::unique_lock<std::mutex>> v;
+  v.reserve(k_stripes);
+  for (unsigned s = 0; s < k_stripes; ++s) v.emplace_back(stripes_[s].mu);
+  return v;
 }
 
 // ---------------------------------------------------------------- open
@@ -72,43 +105,50 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_inde
   if (kind == open_kind::created) {
     uint64_t h = new_leaf();
     p_.persist(at(h), 64 + 64);  // stamp {0, copy 0}, copy 0 empty
-    uint64_t logs[2];
-    for (auto& l : logs) {
-      l = p_.alloc_or_throw(sizeof(log_chunk));
-      chunk_at(l)->next = 0;
-      p_.flush(chunk_at(l), 64);  // its records: garbage the checksum refuses
-    }
+    uint64_t logs[2][k_stripes];
+    for (auto& ls : logs)
+      for (auto& l : ls) {
+        l = p_.alloc_or_throw(sizeof(log_chunk));
+        chunk_at(l)->next = 0;
+        p_.flush(chunk_at(l), 64);  // its records: garbage the checksum refuses
+      }
     p_.fence();
     root_ = common::create_root<root_block>(p_, k_magic, [&](root_block& r) {
       r.gen = 0;
       r.head = h;
       r.leaf_cap = cap_;
-      r.log[0] = logs[0];
-      r.log[1] = logs[1];
+      r.stripes = k_stripes;
+      std::memcpy(r.log, logs, sizeof(logs));
     });
     leaves_ = {h};
-    for (unsigned li = 0; li < 2; ++li) {
-      log_tail_[li] = chunk_at(logs[li]);
-      log_cap_[li] = k_chunk_recs;
-    }
+    for (unsigned s = 0; s < k_stripes; ++s)
+      for (unsigned li = 0; li < 2; ++li) {
+        stripes_[s].tail[li] = chunk_at(logs[li][s]);
+        stripes_[s].cap[li] = k_chunk_recs;
+      }
     rebuild_layer();
     for (auto& b : bufs_) b.filter.reset(16 * threshold());
     active_->tag = 0;
-    active_->chunk = chunk_at(logs[0]);
+    for (unsigned s = 0; s < k_stripes; ++s) active_->cur[s].chunk = chunk_at(logs[0][s]);
   } else {
     const uint64_t ro = p_.root();
-    if (p_.valid_block(ro, sizeof(root_block)) && p_.template ptr<root_block>(ro)->magic == k_magic_v1)
+    const uint64_t magic = p_.valid_block(ro, 8) ? *p_.template ptr<uint64_t>(ro) : 0;
+    if (magic == k_magic_v1 || magic == k_magic_v2)
       throw error(errc::bad_version,
-                  "dptree: the pool has the base-leaf layout before fingerprints (an older pmindex); "
-                  "recreate it with this version");
+                  std::string("dptree: the pool has the layout ") +
+                      (magic == k_magic_v1 ? "before base-leaf fingerprints" : "with one log per buffer") +
+                      " (an older pmindex); recreate it with this version");
     root_ = common::attach_root<root_block>(p_, k_magic, "dptree");
     if (root_->leaf_cap != cap_) corrupt("leaf size in the pool does not match its parameters");
-    for (uint64_t l : root_->log)
-      if (!p_.valid_block(l, sizeof(log_chunk))) corrupt("a log outside the heap");
+    if (root_->stripes != k_stripes) corrupt("the pool's log stripes do not match this build");
+    for (auto& ls : root_->log)
+      for (uint64_t l : ls)
+        if (!p_.valid_block(l, sizeof(log_chunk))) corrupt("a log outside the heap");
     gen_ = root_->gen;
-    for (unsigned li = 0; li < 2; ++li) measure_log(li);
+    for (unsigned s = 0; s < k_stripes; ++s)
+      for (unsigned li = 0; li < 2; ++li) measure_log(s, li);
     recover_leaves(kind == open_kind::dirty);
-    live_ = int64_t(base_records_);
+    live0_ = int64_t(base_records_);
     for (auto& b : bufs_) b.filter.reset(16 * threshold());
     const uint64_t g = gen_;
     // The buffer of tag gen, then (if a merge was running) that of gen + 1.
@@ -250,71 +290,79 @@ bool tree<K>::block_ok(const log_rec& r) const noexcept {
     return true;
 }
 
-// Log li's last chunk and the records its chunks hold (links checked).
+// Log li of stripe s: its last chunk and the records its chunks hold (links checked).
 template <class K>
-void tree<K>::measure_log(unsigned li) {
-  log_chunk* c = chunk_at(root_->log[li]);
+void tree<K>::measure_log(unsigned s, unsigned li) {
+  log_chunk* c = chunk_at(root_->log[li][s]);
   uint64_t chunks = 1;
   for (uint64_t nx; (nx = c->next) != 0; ++chunks) {
     if (!p_.valid_block(nx, sizeof(log_chunk))) corrupt("a log chunk outside the heap");
     if (chunks > p_.size() / sizeof(log_chunk)) corrupt("a log with a cycle");
     c = chunk_at(nx);
   }
-  log_tail_[li] = c;
-  log_cap_[li] = chunks * k_chunk_recs;
+  stripes_[s].tail[li] = c;
+  stripes_[s].cap[li] = chunks * k_chunk_recs;
 }
 
-// Applies the records of b's log (tag b.tag) from its start, in order, up
-// to the first that is not one (another tag, a bad checksum: the end of
-// what was written, or a torn last record); b's cursor is left there.
+// Applies the records of b's logs (tag b.tag), stripe by stripe, each from
+// its start, in order, up to the first that is not one (another tag, a bad
+// checksum: the end of what was written, or a torn last record); b's
+// cursors are left there. A key's records are all in its stripe's log, so
+// the order of the stripes does not matter.
 template <class K>
 size_t tree<K>::replay(buffer& b, uint64_t tag) {
-  uint64_t off = root_->log[tag % 2];
-  size_t n = 0, chunks = 0;
-  b.chunk = chunk_at(off);
-  b.pos = 0;
-  for (;;) {
-    if (b.pos == k_chunk_recs) {
-      uint64_t nx = b.chunk->next;
-      if (!nx) break;  // the end: the next append links a chunk
-      if (!p_.valid_block(nx, sizeof(log_chunk))) corrupt("a log chunk outside the heap");
-      if (++chunks > p_.size() / sizeof(log_chunk)) corrupt("a log with a cycle");
-      b.chunk = chunk_at(nx);
-      b.pos = 0;
-    }
-    const log_rec& r = b.chunk->r[b.pos];
-    if (r.tag != tag || r.check != checksum(r) || (r.op != k_upsert && r.op != k_remove)) break;
-    ukey k;
-    if constexpr (k_bytes) {
-      // The block was flushed under the record's fence, not before it: a
-      // record of a write in flight may be durable without its block.
-      if (!block_ok(r)) break;
-      k = common::kv_key(p_, r.key);
-    } else {
-      k = r.key;
-    }
-    const bool tomb = r.op == k_remove;
-    uint64_t w = 0;
-    bool present = find(k, &w);
-    // keys=bytes: a remove naming a block the key does not hold any more
-    // had an owner that a partial merge did not carry (trace()): the block
-    // is this buffer's to free once its merge commits.
-    if constexpr (k_bytes)
-      if (tomb && (!present || w != r.key)) b.garbage.push_back(r.key);
-    if (frozen_ && !tomb) {  // the newer log: an upsert that a carry copied from the frozen one?
-      auto it = frozen_->map.find(k);
-      if (it != frozen_->map.end() && !it->second.tomb && it->second.word == (k_bytes ? r.key : r.value) &&
-          !b.map.contains(k)) {
-        ++b.carried;
-        if constexpr (k_bytes) recarried_.insert(r.key);
+  size_t n = 0;
+  for (unsigned s = 0; s < k_stripes; ++s) {
+    cursor& c = b.cur[s];
+    c.chunk = chunk_at(root_->log[tag % 2][s]);
+    c.pos = 0;
+    size_t chunks = 0, here = 0;
+    for (;;) {
+      if (c.pos == k_chunk_recs) {
+        uint64_t nx = c.chunk->next;
+        if (!nx) break;  // the end: the next append links a chunk
+        if (!p_.valid_block(nx, sizeof(log_chunk))) corrupt("a log chunk outside the heap");
+        if (++chunks > p_.size() / sizeof(log_chunk)) corrupt("a log with a cycle");
+        c.chunk = chunk_at(nx);
+        c.pos = 0;
       }
+      const log_rec& r = c.chunk->r[c.pos];
+      if (r.tag != tag || r.check != checksum(r) || (r.op != k_upsert && r.op != k_remove)) break;
+      ukey k;
+      if constexpr (k_bytes) {
+        // The block was flushed under the record's fence, not before it: a
+        // record of a write in flight may be durable without its block.
+        if (!block_ok(r)) break;
+        k = common::kv_key(p_, r.key);
+      } else {
+        k = r.key;
+      }
+      const uint64_t h = hash(k);
+      if (stripe_of(h) != s) corrupt("a log record in the log of another stripe");
+      const bool tomb = r.op == k_remove;
+      uint64_t w = 0;
+      bool present = find(k, h, &w);
+      // keys=bytes: a remove naming a block the key does not hold any more
+      // had an owner that a partial merge did not carry (trace()): the block
+      // is this buffer's to free once its merge commits.
+      if constexpr (k_bytes)
+        if (tomb && (!present || w != r.key)) b.garbage.push_back(r.key);
+      if (frozen_ && !tomb) {  // the newer log: an upsert that a carry copied from the frozen one?
+        auto it = frozen_->map.find(k);
+        if (it != frozen_->map.end() && !it->second.tomb && it->second.word == (k_bytes ? r.key : r.value) &&
+            !b.map.contains(k)) {
+          b.carried.fetch_add(1, std::memory_order_relaxed);
+          if constexpr (k_bytes) recarried_.insert(r.key);
+        }
+      }
+      apply(b, s, k, h, k_bytes ? r.key : r.value, tomb);
+      stripes_[s].live.fetch_add(tomb ? -int64_t(present) : !present, std::memory_order_relaxed);
+      ++c.pos;
+      ++here;
     }
-    apply(b, k, k_bytes ? r.key : r.value, tomb);
-    live_ += tomb ? -int64_t(present) : !present;
-    ++b.pos;
-    ++n;
+    c.used = here;
+    n += here;
   }
-  b.used = n;
   return n;
 }
 
@@ -377,13 +425,13 @@ bool tree<K>::base_find(ukey k, uint64_t* word) const noexcept {
 }
 
 // The newest state of k: the active buffer, the frozen one, the base. The
-// caller holds the structure lock (any mode) and the active buffer's lock
-// (a writer exclusive, a reader shared); the frozen buffer is immutable.
+// caller is inside the structure lock and holds no buffer lock; the active
+// buffer's is taken (shared) only when its filter names k (an entry is in
+// the filter before it is in the map: a reader the filter turns away reads
+// before that write); the frozen buffer is immutable.
 template <class K>
-bool tree<K>::find(ukey k, uint64_t* word) {
-  const uint64_t h = hash(k);
+bool tree<K>::find(ukey k, uint64_t h, uint64_t* word, bool* upsert_in_active) {
   auto in = [&](buffer& b, int& res) {
-    if (!b.filter.bits || !b.filter.maybe(h)) return false;
     auto it = b.map.find(k);
     if (it == b.map.end()) return false;
     res = it->second.tomb ? 0 : 1;
@@ -391,43 +439,55 @@ bool tree<K>::find(ukey k, uint64_t* word) {
     return true;
   };
   int res = 0;
-  if (in(*active_, res)) return res;
-  if (frozen_ && in(*frozen_, res)) return res;
+  buffer& a = *active_;
+  if (a.filter.bits && a.filter.maybe(h)) {
+    std::shared_lock lk(a.mu);
+    if (in(a, res)) {
+      if (upsert_in_active) *upsert_in_active = res;
+      return res;
+    }
+  }
+  if (upsert_in_active) *upsert_in_active = false;
+  if (frozen_ && frozen_->filter.bits && frozen_->filter.maybe(h) && in(*frozen_, res)) return res;
   return base_find(k, word);
 }
 
 // ---------------------------------------------------------------- writes
 
 template <class K>
-void tree<K>::apply(buffer& b, ukey k, uint64_t word, bool tomb) {
-  b.upserts += !tomb;
+void tree<K>::apply(buffer& b, unsigned s, ukey k, uint64_t h, uint64_t word, bool tomb) {
+  cursor& c = b.cur[s];
+  c.upserts += !tomb;
+  b.filter.add(h);  // before the entry: a reader the filter turns away reads before the write
+  std::unique_lock lk(b.mu);
   auto it = b.map.lower_bound(k);  // one descent: the entry, or where it goes
   if (it != b.map.end() && it->first == k) {
     // A superseded upsert's block stays until the merge commits: its log
     // record is replayed until then. A tombstone's block is borrowed.
     if constexpr (k_bytes)
       if (!it->second.tomb) b.garbage.push_back(it->second.word);
-    b.upserts -= !it->second.tomb;
+    c.upserts -= !it->second.tomb;
     it->second = {word, tomb};
     return;
   }
-  b.filter.add(hash(k));  // before the entry: a reader the filter turns away reads before the write
   b.map.emplace_hint(it, bkey(k), bval{word, tomb});
+  b.entries.store(b.map.size(), std::memory_order_relaxed);
 }
 
 // A chunk linked at the end of a log: its next word durable (0), then the
 // link (1 flush, 1 fence each), before any record goes there.
 template <class K>
-void tree<K>::grow_log(unsigned li, uint64_t need, bool may_borrow) {
-  while (log_cap_[li] < need) {
+void tree<K>::grow_log(unsigned s, unsigned li, uint64_t need, bool may_borrow) {
+  stripe& st = stripes_[s];
+  while (st.cap[li] < need) {
     uint64_t nx = p_.alloc(sizeof(log_chunk));
     if (!nx && may_borrow) nx = p_.alloc_for_remove(sizeof(log_chunk));
     if (!nx) throw error(errc::pool_full, "dptree: the pool is full (log)");
     chunk_at(nx)->next = 0;
     p_.persist(chunk_at(nx), 8);
-    p_.store_persist(&log_tail_[li]->next, nx);
-    log_tail_[li] = chunk_at(nx);
-    log_cap_[li] += k_chunk_recs;
+    p_.store_persist(&st.tail[li]->next, nx);
+    st.tail[li] = chunk_at(nx);
+    st.cap[li] += k_chunk_recs;
   }
 }
 
@@ -436,14 +496,15 @@ void tree<K>::grow_log(unsigned li, uint64_t need, bool may_borrow) {
 // the same fence). The checksum and the tag make a torn or stale line no
 // record. The chunk it goes to is linked already (grow_log).
 template <class K>
-void tree<K>::append(buffer& b, ukey k, uint64_t word, bool tomb, bool fence) {
-  if (b.pos == k_chunk_recs) {
-    if (!b.chunk->next) corrupt("a log record past the log's room");  // grow_log made it
-    b.chunk = chunk_at(b.chunk->next);
-    b.pos = 0;
+void tree<K>::append(buffer& b, unsigned s, ukey k, uint64_t word, bool tomb, bool fence) {
+  cursor& c = b.cur[s];
+  if (c.pos == k_chunk_recs) {
+    if (!c.chunk->next) corrupt("a log record past the log's room");  // grow_log made it
+    c.chunk = chunk_at(c.chunk->next);
+    c.pos = 0;
   }
-  log_rec& r = b.chunk->r[b.pos++];
-  ++b.used;
+  log_rec& r = c.chunk->r[c.pos++];
+  ++c.used;
   if constexpr (k_bytes) {
     r.key = word;
     r.value = block_hash(word);
@@ -452,9 +513,9 @@ void tree<K>::append(buffer& b, ukey k, uint64_t word, bool tomb, bool fence) {
     r.value = word;
   }
   r.op = tomb ? k_remove : k_upsert;
-  log_rec c = r;
-  c.tag = b.tag;
-  r.check = checksum(c);
+  log_rec t = r;
+  t.tag = b.tag;
+  r.check = checksum(t);
   store_rel(&r.tag, b.tag);  // last: a line holding the tag holds the record
   if (mut_.on(mutant::log_unflushed)) return;
   p_.flush(&r, sizeof(r));
@@ -482,7 +543,7 @@ bool tree<K>::write(ukey k, uint64_t word, wop o, uint64_t* old) {
 template <class K>
 bool tree<K>::make_room(uint64_t g, bool force) {
   {
-    std::unique_lock s(smu_);
+    common::writer_gate::closed s(gate_);
     if (!frozen_) {
       if (!force || active_->map.empty()) return false;
       freeze_locked();
@@ -502,45 +563,44 @@ void tree<K>::wait_merge(uint64_t g) {
 }
 
 // One write: presence check, log room, log record, buffer entry, under the
-// active buffer's lock (so the log's order is the buffer's). keys=bytes:
-// `word` is the new record's block (the caller frees it if the write fails);
-// a remove logs the removed record's block. *old: whether the key was
-// present. The room (dptree.hpp, "Full pools"): the active log keeps room
-// for the frozen buffer's carry, the other log for this buffer's.
+// lock of the key's stripe (so the stripe's log is in the order its
+// entries were applied; writers of other stripes run beside it).
+// keys=bytes: `word` is the new record's block (the caller frees it if the
+// write fails); a remove logs the removed record's block. *old: whether the
+// key was present. The room (dptree.hpp, "Full pools"), per stripe: the
+// active log keeps room for the frozen buffer's carry, the other log for
+// this buffer's.
 template <class K>
 bool tree<K>::write_once(ukey k, uint64_t word, wop o, uint64_t* old) {
   resume();
+  const uint64_t h = hash(k);
+  const unsigned si = mut_.on(mutant::log_by_thread) ? p_.thread_slot() % k_stripes : stripe_of(h);
+  stripe& st = stripes_[si];
   bool due_now;
   {
-    std::shared_lock s(smu_);
+    common::writer_gate::writer in(gate_, p_.thread_slot());
+    std::lock_guard lk(st.mu);
     buffer& b = *active_;
-    std::unique_lock lk(b.mu);
     uint64_t cur_word = 0;
-    const bool present = find(k, &cur_word);
+    bool had = false;  // an upsert entry of k in the active buffer
+    const bool present = find(k, h, &cur_word, &had);
     const bool ok = o == wop::insert ? !present : o == wop::upsert ? true : present;
     if (!ok) return false;
     const bool tomb = o == wop::remove;
     const uint64_t w = tomb ? (k_bytes ? cur_word : 0) : word;
-    const uint64_t carry = frozen_ ? frozen_->upserts : 0;
+    const uint64_t carry = frozen_ ? frozen_->cur[si].upserts : 0;
     const unsigned li = unsigned(b.tag % 2);
-    grow_log(li, b.used + 1 + carry, tomb);
-    if (!tomb) {
+    grow_log(si, li, b.cur[si].used + 1 + carry, tomb);
+    if (!tomb && !had) {
       // A new upsert entry: one more record this buffer's merge may carry.
-      bool had = false;
-      if (b.filter.maybe(hash(k))) {
-        auto it = b.map.find(k);
-        had = it != b.map.end() && !it->second.tomb;
-      }
-      if (!had) {
-        // The last merge could not place every record: the base is full.
-        if (base_full_.load(std::memory_order_relaxed))
-          throw error(errc::pool_full, "dptree: the pool is full (leaves)");
-        grow_log(1 - li, b.upserts + 1 + carry, false);
-      }
+      // The last merge could not place every record: the base is full.
+      if (base_full_.load(std::memory_order_relaxed))
+        throw error(errc::pool_full, "dptree: the pool is full (leaves)");
+      grow_log(si, 1 - li, b.cur[si].upserts + 1 + carry, false);
     }
-    append(b, k, w, tomb);
-    apply(b, k, w, tomb);
-    live_.fetch_add(tomb ? -1 : !present, std::memory_order_relaxed);
+    append(b, si, k, w, tomb);
+    apply(b, si, k, h, w, tomb);
+    st.live.store(st.live.load(std::memory_order_relaxed) + (tomb ? -1 : !present), std::memory_order_relaxed);
     if (old) *old = present;
     due_now = due(b);
   }
@@ -554,15 +614,14 @@ bool tree<K>::write_once(ukey k, uint64_t word, wop o, uint64_t* old) {
 // The active buffer is due but was not frozen (a merge runs): the writer
 // waits for that merge, so the buffer stays near its threshold (the DRAM it
 // takes, and the log room its carry may need, stay bounded). Without it,
-// two writers holding the structure lock in turn starve the merge thread's
-// exclusive lock (the freeze after a commit), and the buffer grew to tens
+// writers passing the structure lock in turn starve the merge thread's
+// exclusive hold (the freeze after a commit), and the buffer grew to tens
 // of times the threshold.
 template <class K>
 void tree<K>::throttle() {
   uint64_t g;
   {
-    std::shared_lock s(smu_);
-    std::shared_lock lk(active_->mu);
+    common::writer_gate::writer in(gate_, p_.thread_slot());
     if (!due(*active_)) return;
     g = gen_.load();
   }
@@ -635,13 +694,9 @@ std::optional<uint64_t> tree<K>::lookup(uint64_t k) {
   if constexpr (k_bytes) {
     return bytes_index::lookup(k);
   } else {
-    std::shared_lock s(smu_);
+    common::writer_gate::writer in(gate_, p_.thread_slot());
     uint64_t w = 0;
-    bool found;
-    {
-      std::shared_lock b(active_->mu);
-      found = find(k, &w);
-    }
+    const bool found = find(k, hash(k), &w);
     return found ? std::optional<uint64_t>(w) : std::nullopt;
   }
 }
@@ -678,13 +733,10 @@ bool tree<K>::lookup(std::string_view k, std::string* v) {
     if (r && v) v->assign(value_bytes(*r));
     return r.has_value();
   } else {
-    std::shared_lock s(smu_);  // blocks are freed only after a commit, which takes it exclusively
+    // Blocks are freed only after a commit, which closes the structure lock.
+    common::writer_gate::writer in(gate_, p_.thread_slot());
     uint64_t w = 0;
-    bool found;
-    {
-      std::shared_lock b(active_->mu);
-      found = find(k, &w);
-    }
+    const bool found = find(k, hash(k), &w);
     if (found && v) v->assign(common::kv_value(p_, w));
     return found;
   }

@@ -62,7 +62,7 @@ std::string tree<K>::check_chain(uint64_t& records, std::vector<uint64_t>& chain
 template <class K>
 check_result tree<K>::check() {
   wait_idle();
-  std::unique_lock s(smu_);
+  common::writer_gate::closed s(gate_);
   auto fail = [](const std::string& m) { return check_result::fail("dptree: " + m); };
   if (root_->gen != gen_.load()) return fail("the version word and its DRAM copy disagree");
   uint64_t records = 0;
@@ -85,22 +85,31 @@ check_result tree<K>::check() {
   int64_t live = int64_t(base_records_);
   for (buffer* b : {frozen_, active_}) {
     if (!b) continue;
-    uint64_t off = root_->log[b->tag % 2];
-    unsigned pos = 0;
-    size_t recs = 0;
-    for (log_chunk* c = chunk_at(off);;) {
-      if (c == b->chunk && pos == b->pos) break;
-      if (pos == k_chunk_recs) {
-        if (!c->next || !p_.valid_block(c->next, sizeof(log_chunk)))
-          return fail("a log ends before its cursor");
-        c = chunk_at(c->next);
-        pos = 0;
-        continue;
+    for (unsigned si = 0; si < k_stripes; ++si) {
+      const cursor& cu = b->cur[si];
+      unsigned pos = 0;
+      size_t recs = 0;
+      for (log_chunk* c = chunk_at(root_->log[b->tag % 2][si]);;) {
+        if (c == cu.chunk && pos == cu.pos) break;
+        if (pos == k_chunk_recs) {
+          if (!c->next || !p_.valid_block(c->next, sizeof(log_chunk)))
+            return fail("a log ends before its cursor");
+          c = chunk_at(c->next);
+          pos = 0;
+          continue;
+        }
+        const log_rec& r = c->r[pos++];
+        if (r.tag != b->tag || r.check != checksum(r))
+          return fail("a log record before the cursor is not valid");
+        ukey rk;
+        if constexpr (k_bytes)
+          rk = common::kv_key(p_, r.key);
+        else
+          rk = r.key;
+        if (stripe_of(hash(rk)) != si) return fail("a log record in the log of another stripe");
+        if (++recs > p_.size() / sizeof(log_rec)) return fail("a log with a cycle");
       }
-      const log_rec& r = c->r[pos++];
-      if (r.tag != b->tag || r.check != checksum(r))
-        return fail("a log record before the cursor is not valid");
-      if (++recs > p_.size() / sizeof(log_rec)) return fail("a log with a cycle");
+      if (recs != cu.used) return fail("a log holds another number of records than its cursor says");
     }
     for (auto& [k, v] : b->map) {
       if constexpr (k_bytes)
@@ -111,8 +120,8 @@ check_result tree<K>::check() {
       live += int64_t(!v.tomb) - int64_t(in_base);
     }
   }
-  if (live != live_.load())
-    return fail("record count " + std::to_string(live_.load()) + ", found " + std::to_string(live));
+  if (live != this->live())
+    return fail("record count " + std::to_string(this->live()) + ", found " + std::to_string(live));
   return {};
 }
 
@@ -122,13 +131,14 @@ template <class K>
 void tree<K>::trace(pm::pool::trace_sink& sink) {
   wait_idle();
   sink.add(p_.off(root_), sizeof(root_block));
-  for (uint64_t off : root_->log) {
-    for (size_t n = 0; off; off = chunk_at(off)->next) {
-      if (!p_.valid_block(off, sizeof(log_chunk))) corrupt("a log chunk outside the heap");
-      if (++n > p_.size() / sizeof(log_chunk)) corrupt("a log with a cycle");
-      sink.add(off, sizeof(log_chunk));
+  for (auto& ls : root_->log)
+    for (uint64_t off : ls) {
+      for (size_t n = 0; off; off = chunk_at(off)->next) {
+        if (!p_.valid_block(off, sizeof(log_chunk))) corrupt("a log chunk outside the heap");
+        if (++n > p_.size() / sizeof(log_chunk)) corrupt("a log with a cycle");
+        sink.add(off, sizeof(log_chunk));
+      }
     }
-  }
   size_t n = 0;
   for (uint64_t off = root_->head; off;) {
     if (!leaf_in_heap(off)) corrupt("a leaf link outside the heap");
@@ -165,26 +175,28 @@ void tree<K>::trace(pm::pool::trace_sink& sink) {
     std::vector<uint64_t> named;  // by remove records
     for (buffer* b : {frozen_, active_}) {
       if (!b) continue;
-      log_chunk* c = chunk_at(root_->log[b->tag % 2]);
-      for (unsigned pos = 0;;) {
-        if (c == b->chunk && pos == b->pos) break;
-        if (pos == k_chunk_recs) {
-          c = chunk_at(c->next);
-          pos = 0;
-          continue;
+      for (unsigned si = 0; si < k_stripes; ++si) {
+        log_chunk* c = chunk_at(root_->log[b->tag % 2][si]);
+        for (unsigned pos = 0;;) {
+          if (c == b->cur[si].chunk && pos == b->cur[si].pos) break;
+          if (pos == k_chunk_recs) {
+            c = chunk_at(c->next);
+            pos = 0;
+            continue;
+          }
+          const log_rec& r = c->r[pos++];
+          if (!block_ok(r)) corrupt("a log record's block is not what it wrote");
+          if (r.op != k_upsert) {
+            named.push_back(r.key);
+            continue;
+          }
+          if (b == active_ && frozen_) {
+            auto it = frozen_->map.find(common::kv_key(p_, r.key));
+            if (it != frozen_->map.end() && !it->second.tomb && it->second.word == r.key) continue;
+          }
+          owned.insert(r.key);
+          sink.add(r.key, common::kv_block_size(p_, r.key));
         }
-        const log_rec& r = c->r[pos++];
-        if (!block_ok(r)) corrupt("a log record's block is not what it wrote");
-        if (r.op != k_upsert) {
-          named.push_back(r.key);
-          continue;
-        }
-        if (b == active_ && frozen_) {
-          auto it = frozen_->map.find(common::kv_key(p_, r.key));
-          if (it != frozen_->map.end() && !it->second.tomb && it->second.word == r.key) continue;
-        }
-        owned.insert(r.key);
-        sink.add(r.key, common::kv_block_size(p_, r.key));
       }
     }
     for (uint64_t w : named)
@@ -196,24 +208,26 @@ template <class K>
 index_stats tree<K>::stats() {
   index_stats s;
   size_t buffered = 0, frozen = 0, leaves = 0;
-  uint64_t bloom_bytes = 0;
+  uint64_t bloom_bytes = 0, log_records = 0;
   {
-    std::shared_lock l(smu_);
-    {
-      std::shared_lock b(active_->mu);
-      buffered = active_->map.size();
-    }
-    frozen = frozen_ ? frozen_->map.size() : 0;
+    common::writer_gate::writer in(gate_, p_.thread_slot());
+    buffered = active_->entries.load(std::memory_order_relaxed);
+    frozen = frozen_ ? frozen_->entries.load(std::memory_order_relaxed) : 0;
     leaves = leaves_.size();
+    for (unsigned si = 0; si < k_stripes; ++si) {
+      std::lock_guard lk(stripes_[si].mu);
+      log_records += stripes_[si].cap[0] + stripes_[si].cap[1];
+    }
     for (auto& b : bufs_) bloom_bytes += b.filter.bits / 8;
-    s.records = uint64_t(std::max<int64_t>(0, live_.load()));
+    s.records = uint64_t(std::max<int64_t>(0, live()));
     auto u = p_.usage();
     s.pm_bytes_used = u.used_bytes;
     s.pm_bytes_reserved = u.reserved_bytes;
     // std::map nodes: ~48 bytes of node + the key (bytes: a std::string).
     const uint64_t per = 48 + sizeof(bkey) + sizeof(bval);
     s.dram_bytes = u.dram_bytes + sizeof(*this) + layer_->dram_bytes() + leaves * 8 +
-                   (buffered + frozen) * per + bloom_bytes;
+                   (buffered + frozen) * per + bloom_bytes + k_stripes * sizeof(stripe) +
+                   common::writer_gate::dram_bytes();
   }
   s.extra = {{"base_records", double(base_records_)},
              {"buffer_records", double(buffered)},
@@ -225,7 +239,7 @@ index_stats tree<K>::stats() {
              {"merge_failures", double(merge_failures_.load())},
              {"partial_merges", double(partial_merges_.load())},
              {"carried", double(carried_.load())},
-             {"log_records", double(log_cap_[0] + log_cap_[1])},  // the logs' room
+             {"log_records", double(log_records)},  // the logs' room
              // The merge thread's persistence cost per merged buffer entry.
              {"merge_flushes_per_record",
               merged_records_.load() ? double(merge_lines_.load()) / double(merged_records_.load()) : 0.0},
