@@ -6,7 +6,7 @@
 // Why not std::shared_mutex: a contended pthread rwlock parks the waiter in
 // the kernel, and the futex wake costs microseconds, more than the section
 // (measured on DPTree: 2-thread updates 0.80x of one global lock, session
-// 33). Waiters spin with pause and then yield (optimistic_lock::backoff), so
+// 33). Waiters spin with pause, then yield, then sleep (polite_wait.hpp), so
 // a descheduled holder on an oversubscribed machine is not starved.
 // A waiting writer raises `pending`, which holds new readers back, so a
 // stream of readers cannot shut writers out.
@@ -15,7 +15,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "pmindex/sync/optimistic_lock.hpp"
+#include "common/polite_wait.hpp"
 
 namespace pmindex::common {
 
@@ -25,7 +25,7 @@ class rw_spin_lock {
     for (unsigned spins = 0;; ++spins) {
       uint32_t s = s_.load(std::memory_order_relaxed);
       if (!(s & (k_writer | k_pending)) && s_.compare_exchange_weak(s, s + 1, std::memory_order_acquire)) return;
-      sync::optimistic_lock::backoff(spins);
+      polite_wait(spins);
     }
   }
   void unlock_shared() noexcept { s_.fetch_sub(1, std::memory_order_release); }
@@ -38,7 +38,7 @@ class rw_spin_lock {
         continue;
       }
       if (!(s & k_pending)) s_.fetch_or(k_pending, std::memory_order_relaxed);
-      sync::optimistic_lock::backoff(spins);
+      polite_wait(spins);
     }
   }
   void unlock() noexcept { s_.fetch_and(~k_writer, std::memory_order_release); }

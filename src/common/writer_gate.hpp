@@ -29,6 +29,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/polite_wait.hpp"
 #include "pmindex/sync/epoch.hpp"
 #include "pmindex/sync/optimistic_lock.hpp"
 
@@ -49,7 +50,7 @@ class alignas(64) writer_gate {  // whole lines: nothing else shares `closed_`'s
     f.store(0, std::memory_order_release);
     waiting_.fetch_add(1, std::memory_order_seq_cst);  // holds new shared closers back
     for (;;) {
-      for (unsigned spins = 0; closed_.load(std::memory_order_acquire); ++spins) sync::optimistic_lock::backoff(spins);
+      for (unsigned spins = 0; closed_.load(std::memory_order_acquire); ++spins) polite_wait(spins);
       f.exchange(1, std::memory_order_seq_cst);
       if (!closed_.load(std::memory_order_seq_cst)) break;
       f.store(0, std::memory_order_release);
@@ -72,7 +73,7 @@ class alignas(64) writer_gate {  // whole lines: nothing else shares `closed_`'s
   // first for writers that are waiting (a writer that starts to wait after
   // this closer is in waits for it: one scan at most).
   void close_shared() noexcept {
-    for (unsigned spins = 0; waiting_.load(std::memory_order_acquire); ++spins) sync::optimistic_lock::backoff(spins);
+    for (unsigned spins = 0; waiting_.load(std::memory_order_acquire); ++spins) polite_wait(spins);
     closed_.fetch_add(1, std::memory_order_seq_cst);
     drain();
   }
@@ -111,7 +112,7 @@ class alignas(64) writer_gate {  // whole lines: nothing else shares `closed_`'s
   void drain() noexcept {
     const uint32_t h = high_.load(std::memory_order_seq_cst);
     for (uint32_t s = 0; s < h; ++s)
-      while (flags_[s].busy.load(std::memory_order_seq_cst)) std::this_thread::yield();
+      for (unsigned spins = 0; flags_[s].busy.load(std::memory_order_seq_cst); ++spins) polite_wait(spins);
   }
   void raise_high(uint32_t slot) noexcept {
     uint32_t h = high_.load(std::memory_order_relaxed);

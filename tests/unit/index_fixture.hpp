@@ -66,12 +66,17 @@ class index_fixture : public testing::Test {
     *m = magic;
     p.persist(m, 8);
     idx->close();
+    expect_reopen_refused(idx, errc::bad_version, "recreate");
+  }
+  // Expects the reopen of the pool to fail with `code` and a message that
+  // contains `what`.
+  void expect_reopen_refused(std::unique_ptr<index>& idx, errc code, const std::string& what) {
     try {
       idx = reopen();
-      FAIL() << "an old-layout pool opened";
+      ADD_FAILURE() << "the pool reopened";
     } catch (const error& e) {
-      EXPECT_EQ(e.code(), errc::bad_version);
-      EXPECT_NE(std::string(e.what()).find("recreate"), std::string::npos) << e.what();
+      EXPECT_EQ(e.code(), code);
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     }
   }
 
