@@ -240,7 +240,15 @@ void shadow_observer::freeze_and_crash(std::unique_lock<std::mutex>& lk, uint64_
   auto& self = me();
   if (threads_ > 1 || !others_frozen(&self)) {
     crashing_.store(true, std::memory_order_release);
-    auto deadline = std::chrono::steady_clock::now() + (threads_ > 1 ? k_park_wait : k_background_wait);
+    // After the history (every worker done) the others are background
+    // threads, which block or reach an event: the long wait, as in a
+    // single-threaded history (a PACTree SMO thread forked beside in
+    // malloc hung a child twice, crash_pactree_threads4, session 33).
+    size_t done = 0;
+    for (auto& w : workers_) done += w->done;
+    const bool history_over = done >= threads_;
+    auto deadline =
+        std::chrono::steady_clock::now() + (threads_ > 1 && !history_over ? k_park_wait : k_background_wait);
     while (!(frozen = others_frozen(&self))) {
       if (parked_cv_.wait_until(
               lk, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::microseconds(100))) ==
