@@ -366,11 +366,6 @@ class tree final : public bytes_index {
     cursor cur[k_stripes];
     std::vector<uint64_t> garbage;      // bytes: blocks to free once this buffer's merge commits (under mu)
     std::atomic<uint64_t> carried{0};   // entries a partial merge moved here (not counted towards a merge)
-    uint64_t upserts() const noexcept {
-      uint64_t n = 0;
-      for (auto& c : cur) n += c.upserts;
-      return n;
-    }
   };
   // The writers of one stripe's keys: presence check, log record and map
   // entry in one critical section, so the stripe's log is in apply order.
