@@ -188,6 +188,54 @@ TEST_P(PermArt, NodeKindTransitions) {
   expect_same(*idx, "leaves shrink");
 }
 
+// A new key byte goes into a listed node in place while it has room: one
+// block (the new leaf), no copy of the node; the node's bytes are then out
+// of order, and scans, ranges from any byte, check() and recovery still see
+// its children in key order. The 18th and 65th bytes copy the node into the
+// next kind (sorted again), as before. (Before in-place growth every new
+// byte copied the node: two blocks.)
+TEST_P(PermArt, ChildrenAddedInPlaceStayInKeyOrder) {
+  auto idx = open_idx();
+  auto k = [](unsigned b) { return 0x1122334455660000ull | uint64_t{b} << 8 | 7; };
+  for (unsigned b = 100; b < 115; ++b) ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));  // the 15th splits the leaf
+  ASSERT_EQ(stat(*idx, "sparse_nodes"), 1);
+  auto blocks = [&] { return idx->pool().usage().used_blocks; };
+  // Bytes below the node's first: each appended out of order.
+  for (unsigned b : {99u, 50u}) {
+    auto before = blocks();
+    ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
+    if (persistent()) EXPECT_EQ(blocks(), before + 1) << "byte " << b << ": the node was copied";
+    EXPECT_EQ(stat(*idx, "sparse_nodes"), 1);
+  }
+  expect_same(*idx, "sparse, appended");
+  check_scans(*idx, 20);
+  ASSERT_NO_FATAL_FAILURE(put(*idx, k(200), 200));  // the 18th: copied into an indirect node
+  EXPECT_EQ(stat(*idx, "sparse_nodes"), 0);
+  EXPECT_EQ(stat(*idx, "indirect_nodes"), 1);
+  for (unsigned b = 49; b > 3; --b) {  // 46 more: 64 children, the node full
+    auto before = blocks();
+    ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
+    if (persistent()) EXPECT_EQ(blocks(), before + 1) << "byte " << b << ": the node was copied";
+  }
+  EXPECT_EQ(stat(*idx, "indirect_nodes"), 1);
+  expect_same(*idx, "indirect, appended");
+  check_scans(*idx, 20);
+  for (unsigned b = 3; b < 250; b += 7) {  // scans starting at every few bytes of the node
+    std::vector<record> buf(8);
+    size_t n = idx->scan(k(b) - 1, 8, buf.data());
+    auto it = ref_.lower_bound(k(b) - 1);
+    for (size_t i = 0; i < n; ++i, ++it) ASSERT_EQ(buf[i].key, it->first) << "scan from byte " << b;
+  }
+  if (persistent()) {
+    idx->abandon();
+    idx = open_idx();
+    expect_same(*idx, "recovered");
+  }
+  ASSERT_NO_FATAL_FAILURE(put(*idx, k(2), 2));  // the 65th: a full node
+  EXPECT_EQ(stat(*idx, "full_nodes"), 1);
+  expect_same(*idx, "full");
+}
+
 TEST_P(PermArt, PrefixSplits) {
   auto idx = open_idx();
   // Long common prefix, then divergence at every depth from 7 down to 0.
@@ -262,6 +310,35 @@ TEST_P(PermArtReopen, ReopenCleanAndDirty) {
     auto again = open_idx();
     EXPECT_EQ(again->pool().usage().used_bytes, used);
     expect_same(*again, "third recovery");
+  }
+}
+
+// A pool of the layout before in-place growth (sorted sparse nodes, bitmap
+// indirect nodes; its root's magic) gets errc::bad_version (exit code 5)
+// and a line that says to recreate it, not "corrupt" or a wrong answer.
+TEST_P(PermArtReopen, OldLayoutRefusedWithClearError) {
+  for (const char* keys : {"", "keys=bytes"}) {
+    SCOPED_TRACE(keys);
+    ::unlink(path_.c_str());
+    auto idx = open_idx(keys);
+    if (*keys)
+      ASSERT_TRUE(idx->insert(std::string_view("k"), std::string_view("v")));
+    else
+      ASSERT_TRUE(idx->insert(1, 1));
+    auto& p = idx->pool();
+    auto* magic = p.ptr<uint64_t>(p.root()) + 4;  // root: a 32-byte header, then the magic
+    ASSERT_EQ(*magic, *keys ? 0x3354524d52455042ull : 0x335452414d524550ull);  // "BPERMRT3" / "PERMART3"
+    *magic = *keys ? 0x4254524d52455042ull : 0x5452414d5245502dull;         // "BPERMRTB" / "-PERMART"
+    p.persist(magic, 8);
+    idx->close();
+    idx.reset();
+    try {
+      idx = open_idx(keys);
+      ADD_FAILURE() << "the pool reopened";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), errc::bad_version);
+      EXPECT_NE(std::string(e.what()).find("recreate"), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -5,21 +5,27 @@
 import collections, glob, json, statistics as st, sys
 
 c = collections.defaultdict(list)
+cost = collections.defaultdict(list)  # (threads, workload, side) -> (flushes, fences, allocs) per op
 order = []
 for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
-    b, t, _ = f.split("/")[-1][:-5].split("-")
+    b, t = f.split("/")[-1][:-5].split("-")[:2]
     for x in json.load(open(f))["results"]:
-        c[(t, x["workload"], "new" if b in ("new", "btb") else "old")].append(x["run"]["mops"])
+        side = "new" if b in ("new", "btb") else "old"
+        c[(t, x["workload"], side)].append(x["run"]["mops"])
+        r = x["run"]
+        cost[(t, x["workload"], side)].append((r["flushes_per_op"], r["fences_per_op"], r["allocs_per_op"]))
         if x["workload"] not in order:
             order.append(x["workload"])
 lo, ln = (sys.argv[2], sys.argv[3]) if len(sys.argv) > 3 else ("std::map", "btree_map")
 threads = sorted({t for t, _, _ in c})
-print(f"| threads | workload | {lo} | {ln} | ratio |")
-print("|---|---|---|---|---|")
+def per_op(t, w, b):  # medians of flushes / fences / allocations per op
+    return "/".join(f"{st.median(x[i] for x in cost[(t, w, b)]):.2f}" for i in range(3))
+print(f"| threads | workload | {lo} | {ln} | ratio | flush/fence/alloc per op {lo} | {ln} |")
+print("|---|---|---|---|---|---|---|")
 for t in threads:
     for w in order:
         o, n = st.median(c[(t, w, "old")]), st.median(c[(t, w, "new")])
-        print(f"| {t[1:]} | {w} | {o:.3f} | {n:.3f} | {n / o:.2f} |")
+        print(f"| {t[1:]} | {w} | {o:.3f} | {n:.3f} | {n / o:.2f} | {per_op(t, w, 'old')} | {per_op(t, w, 'new')} |")
 if "t1" in threads and "t2" in threads:
     print()
     print(f"| workload | {lo} 2t/1t | {ln} 2t/1t |")

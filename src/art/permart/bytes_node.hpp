@@ -19,7 +19,8 @@
 
 namespace pmindex::art::permart::detail {
 
-inline constexpr uint64_t k_bytes_root_magic = 0x4254524d52455042ull;  // "BPERMRTB"
+inline constexpr uint64_t k_bytes_root_magic = 0x3354524d52455042ull;     // "BPERMRT3"
+inline constexpr uint64_t k_bytes_root_magic_v2 = 0x4254524d52455042ull;  // "BPERMRTB": before listed nodes
 inline constexpr uint32_t k_inline_key = 16;
 inline constexpr uint32_t k_inline_value = 8;
 inline constexpr unsigned k_bsmall_leaf = 3;

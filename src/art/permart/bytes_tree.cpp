@@ -7,7 +7,7 @@ namespace pmindex::art::permart::detail {
 
 bytes_tree::bytes_tree(pm::pool& p, open_kind k, const index_config& cfg, bool log)
     : bytes_index(p), core(p, cfg, log), rd_(p) {
-  open_root(k, k_bytes_root_magic, "permart");
+  open_root(k, k_bytes_root_magic, k_bytes_root_magic_v2, "permart");
   if (k == open_kind::dirty) recover_slot(&root_->slot, -1);
   finish_open(k);
   keep_remove_reserve<bytes_leaves>();
@@ -51,7 +51,7 @@ void bytes_tree::recover_slot(uint64_t* slot, int64_t parent_depth) {
     case kind::full: {
       uint64_t d = bdepth(h);
       if (int64_t(d) <= parent_depth || d > k_max_key || !p_.valid_block(off, binner_size(h->kind, d)) ||
-          (h->kind == uint8_t(kind::sparse) && h->count > k_sparse_cap))
+          !inner_sane(h))
         throw error(errc::corrupt, "permart: damaged inner node");
       each_slot(h, [&](int, uint64_t* s) {
         recover_slot(s, int64_t(d));

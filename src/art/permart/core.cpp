@@ -7,7 +7,7 @@
 
 namespace pmindex::art::permart::detail {
 
-void core::open_root(open_kind k, uint64_t magic, const char* name) {
+void core::open_root(open_kind k, uint64_t magic, uint64_t old_magic, const char* name) {
   if (k == open_kind::created) {
     root_ = common::create_root<root>(p_, magic, [](root& r) {
       r.h.kind = uint8_t(kind::root);
@@ -15,6 +15,11 @@ void core::open_root(open_kind k, uint64_t magic, const char* name) {
     });
     return;
   }
+  const uint64_t ro = p_.root();
+  if (p_.valid_block(ro, sizeof(root)) && p_.ptr<root>(ro)->magic == old_magic)
+    throw error(errc::bad_version, std::string(name) +
+                                       ": the pool has the inner-node layout before in-place growth (an older "
+                                       "pmindex); recreate it with this version");
   root_ = common::attach_root<root>(p_, magic, name);
   if (k == open_kind::dirty) {
     root_->h.lock = 0;
@@ -53,10 +58,7 @@ uint64_t core::build_inner(fresh_blocks& fb, header h, const entry* e, unsigned 
     h.kind = uint8_t(kind::indirect);
     h.count = uint8_t(n);
     s->h = h;
-    for (unsigned i = 0; i < n; ++i) {
-      s->bits[e[i].byte >> 6] |= uint64_t{1} << (e[i].byte & 63);
-      s->slots[i] = e[i].value;
-    }
+    for (unsigned i = 0; i < n; ++i) s->keys[i] = uint8_t(e[i].byte), s->slots[i] = e[i].value;
   } else {
     off = fb.alloc(sizeof(full) + extra);
     auto* s = p_.ptr<full>(off);
@@ -182,17 +184,8 @@ std::string core::check_word(uint64_t* slot, header*& node) const {
 }
 
 std::string core::check_inner_shape(header* h) {
-  if (h->kind == uint8_t(kind::sparse)) {
-    auto* s = reinterpret_cast<sparse*>(h);
-    if (h->count == 0 || h->count > k_sparse_cap) return "bad sparse count";
-    for (unsigned i = 1; i < h->count; ++i)
-      if (s->keys[i - 1] >= s->keys[i]) return "sparse keys not sorted";
-  } else if (h->kind == uint8_t(kind::indirect)) {
-    auto* s = reinterpret_cast<indirect*>(h);
-    unsigned c = 0;
-    for (auto w : s->bits) c += __builtin_popcountll(w);
-    if (c != h->count || c > k_indirect_cap) return "indirect count disagrees with its bitmap";
-  }
+  if (h->kind == uint8_t(kind::sparse)) return listed_check(reinterpret_cast<sparse*>(h));
+  if (h->kind == uint8_t(kind::indirect)) return listed_check(reinterpret_cast<indirect*>(h));
   return {};
 }
 

@@ -16,10 +16,9 @@
 #include <utility>
 
 #include "art/permart/full.hpp"
-#include "art/permart/indirect.hpp"
 #include "art/permart/node.hpp"
 #include "art/permart/permart.hpp"
-#include "art/permart/sparse.hpp"
+#include "art/permart/listed.hpp"
 #include "common/atomics.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
@@ -93,9 +92,10 @@ class core {
  protected:
   core(pm::pool& p, const index_config& cfg, bool log) : p_(p), mut_(cfg), log_(log) {}
 
-  // Creates the root (created pools) or attaches and checks it; a dirty open
+  // Creates the root (created pools) or attaches and checks it (a root of
+  // the layout before, old_magic: errc::bad_version); a dirty open
   // also clears its lock. The layout's recovery runs between the two calls.
-  void open_root(open_kind k, uint64_t magic, const char* name);
+  void open_root(open_kind k, uint64_t magic, uint64_t old_magic, const char* name);
   // Numbers this run (persisted) and starts the clock above every earlier stamp.
   void finish_open(open_kind k);
 
@@ -115,9 +115,16 @@ class core {
   // line: the stamp it checks, a leaf's first pairs). Read one after
   // another they are one miss after another (perf: most of a scan). A hint.
   void prefetch_children(header* n, unsigned from, unsigned last, size_t ahead) const {
+    auto fetch = [&](uint64_t* s) { __builtin_prefetch(hdr(__atomic_load_n(s, __ATOMIC_RELAXED))); };
+    // A listed node whose children in range are all wanted: in the order
+    // they are stored (ordering them is half a scan's work in such a node).
+    if (n->kind == uint8_t(kind::sparse) && ahead >= k_sparse_cap)
+      return listed_each_stored(reinterpret_cast<sparse*>(n), from, last, fetch);
+    if (n->kind == uint8_t(kind::indirect) && ahead >= k_indirect_cap)
+      return listed_each_stored(reinterpret_cast<indirect*>(n), from, last, fetch);
     each_child_from(n, from, [&](unsigned b, uint64_t* s) {
       if (b > last || !ahead--) return false;
-      __builtin_prefetch(hdr(__atomic_load_n(s, __ATOMIC_RELAXED)));
+      fetch(s);
       return true;
     });
   }
@@ -151,13 +158,18 @@ class core {
   // the new value, which replaces `raw`. Returns 1, or -1 to restart.
   template <class Build>
   int install(header* parent, uint64_t* slot, uint64_t raw, bool retire_old, Build&& build);
-  // Growth of inner node `raw` by key byte b: under the parent's and the
+  // Growth of inner node `raw` by key byte b: in place while it has room
+  // (add_child); else, under the parent's and the
   // node's locks, its children (without empty slots; links are collected)
   // and leaf(fb) at b go to build(fb, entries, n, links, nlinks&), whose
   // node replaces it. The old node and the dropped links (build may add
   // some) are retired.
   template <class Leaf, class Build>
   int grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& leaf, Build&& build);
+  // Adds key byte b with leaf(fb) to listed node n in place, under n's lock.
+  // 1: added; -1: restart (n replaced, or b added meanwhile); 0: no room.
+  template <class Leaf>
+  int add_child(header* n, unsigned b, Leaf&& leaf);
   // A new leaf of layout L (leaf.hpp, bytes_node.hpp) holding kv[0, n),
   // flushed (the publisher fences): small or big, a log leaf when 2-Log.
   template <class L>
@@ -242,6 +254,13 @@ class core {
   // leaf(h) adds; slots(h, f) calls f(slot) for each slot of an inner node.
   template <class Size, class Slots, class Leaf>
   void trace_tree(pm::pool::trace_sink& sink, Size&& size, Slots&& slots, Leaf&& leaf);
+  // An inner node whose count a recovery can trust (a listed node's count
+  // within its capacity).
+  static bool inner_sane(const header* h) {
+    if (h->kind == uint8_t(kind::sparse)) return h->count != 0 && h->count <= k_sparse_cap;
+    if (h->kind == uint8_t(kind::indirect)) return h->count != 0 && h->count <= k_indirect_cap;
+    return true;
+  }
   // A leaf of layout L whose capacity and count a recovery can trust.
   template <class L>
   static bool leaf_sane(const header* h) {
@@ -259,7 +278,7 @@ class core {
   // A leaf's capacity for its count, its log entries well formed.
   template <class L>
   std::string check_leaf_shape(header* h) const;
-  static std::string check_inner_shape(header* h);  // sparse keys sorted, indirect count
+  static std::string check_inner_shape(header* h);  // listed nodes: count, distinct key bytes
   // Figures of the current tree: node kinds, version links, log entries,
   // and records(leaf) summed over the leaves; slots(node, f) calls f(slot)
   // for each slot of an inner node.
@@ -279,23 +298,8 @@ class core {
 template <class F>
 bool core::each_child_from(header* n, unsigned from, F&& f) {
   switch (static_cast<kind>(n->kind)) {
-    case kind::sparse: {
-      auto* s = reinterpret_cast<sparse*>(n);
-      for (unsigned i = 0; i < s->h.count; ++i)
-        if (s->keys[i] >= from && !f(s->keys[i], &s->slots[i])) return false;
-      return true;
-    }
-    case kind::indirect: {
-      auto* s = reinterpret_cast<indirect*>(n);
-      unsigned r = indirect_rank(s, from);
-      for (unsigned w = from >> 6; w < 4; ++w) {
-        uint64_t bits = s->bits[w];
-        if (w == from >> 6) bits &= ~uint64_t{0} << (from & 63);
-        for (; bits; bits &= bits - 1)
-          if (!f(w * 64 + __builtin_ctzll(bits), &s->slots[r++])) return false;
-      }
-      return true;
-    }
+    case kind::sparse: return listed_each_from(reinterpret_cast<sparse*>(n), from, f);
+    case kind::indirect: return listed_each_from(reinterpret_cast<indirect*>(n), from, f);
     case kind::full: {
       auto* s = reinterpret_cast<full*>(n);
       for (unsigned b = from; b < 256; ++b)
@@ -329,8 +333,8 @@ inline uint64_t core::load_at(uint64_t* slot, uint64_t ts) const {
 
 inline uint64_t* core::find_child(header* n, unsigned b) {
   switch (static_cast<kind>(n->kind)) {
-    case kind::sparse: return sparse_find(reinterpret_cast<sparse*>(n), b);
-    case kind::indirect: return indirect_find(reinterpret_cast<indirect*>(n), b);
+    case kind::sparse: return listed_find(reinterpret_cast<sparse*>(n), b);
+    case kind::indirect: return listed_find(reinterpret_cast<indirect*>(n), b);
     case kind::full: return full_find(reinterpret_cast<full*>(n), b);
     default: return nullptr;
   }
@@ -400,14 +404,57 @@ int core::install(header* parent, uint64_t* slot, uint64_t raw, bool retire_old,
   return 1;
 }
 
+template <class Leaf>
+int core::add_child(header* n, unsigned b, Leaf&& leaf) {
+  uint8_t* keys;
+  uint64_t* slots;
+  unsigned cap;
+  if (n->kind == uint8_t(kind::sparse)) {
+    auto* s = reinterpret_cast<sparse*>(n);
+    keys = s->keys, slots = s->slots, cap = k_sparse_cap;
+  } else if (n->kind == uint8_t(kind::indirect)) {
+    auto* s = reinterpret_cast<indirect*>(n);
+    keys = s->keys, slots = s->slots, cap = k_indirect_cap;
+  } else {
+    return 0;  // a full node has a slot for every byte
+  }
+  sync::version_guard ln(n->lock);
+  if (!ln.ok() || find_child(n, b)) return -1;
+  const unsigned c = n->count;
+  if (c >= cap) return 0;
+  fresh_blocks fb(p_);
+  const uint64_t l = leaf(fb);  // flushed, not fenced
+  header* lh = hdr(l);
+  lh->stamp = sync::k_stamp_tbd;
+  store_rel(&lh->prev, uint64_t{0});  // before it, the slot was empty for every snapshot
+  // Position c is past the count: no reader looks at it yet, recovery
+  // neither. Tagged, so a reader that sees the count before it is durable
+  // waits (as for replace's swing).
+  keys[c] = uint8_t(b);
+  store_rel(&slots[c], l | k_unpersisted);
+  p_.flush(&keys[c], 1);
+  p_.flush(&slots[c], 8);
+  if (!mut_.on(mutant::publish_before_flush) && !mut_.on(mutant::count_before_child))
+    p_.fence();  // leaf, byte, slot durable before the count
+  __atomic_store_n(&n->count, uint8_t(c + 1), __ATOMIC_RELEASE);
+  p_.flush(&n->count, 1);
+  if (!mut_.on(mutant::flush_without_fence)) p_.fence();  // the count commits the child
+  store_rel(&slots[c], l);
+  p_.flush(&slots[c], 8);  // so a clean close keeps no tag
+  sync::settle_stamp(&lh->stamp, clock_);
+  fb.commit();
+  return 1;
+}
+
 template <class Leaf, class Build>
 int core::grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& leaf, Build&& build) {
   header* n = hdr(raw);
+  if (int r = add_child(n, b, leaf); r != 0) return r;
   sync::version_guard lp(parent->lock);
   if (!lp.ok() || load_acq(slot) != raw) return -1;
   sync::version_guard ln(n->lock);
   if (!ln.ok()) return -1;
-  if (find_child(n, b)) return -1;  // cannot happen (key set fixed), be safe
+  if (find_child(n, b)) return -1;  // another writer added it: look again
   entry e[257];
   unsigned ne = 0;
   uint64_t links[257];

@@ -21,7 +21,8 @@ namespace pmindex::art::permart::detail {
 inline constexpr uint64_t k_unpersisted = 1;
 inline constexpr uint64_t k_link = 2;
 inline constexpr uint64_t k_tag_mask = 15;
-inline constexpr uint64_t k_root_magic = 0x5452414d5245502dull;  // "-PERMART"
+inline constexpr uint64_t k_root_magic = 0x335452414d524550ull;      // "PERMART3"
+inline constexpr uint64_t k_root_magic_v2 = 0x5452414d5245502dull;   // "-PERMART": sorted inner nodes, bitmap indirect
 inline constexpr uint64_t k_run_shift = 40;  // stamps: run << 40 | counter
 
 // 2-Log entries: meta bits (the word that commits an entry), and the mark

@@ -10,7 +10,7 @@ namespace pmindex::art::permart {
 namespace detail {
 
 tree::tree(pm::pool& p, open_kind k, const index_config& cfg, bool log) : u64_index(p), core(p, cfg, log) {
-  open_root(k, k_root_magic, "permart");
+  open_root(k, k_root_magic, k_root_magic_v2, "permart");
   if (k == open_kind::dirty) recover_slot(&root_->slot, -1);
   finish_open(k);
   keep_remove_reserve<u64_leaves>();
@@ -31,7 +31,7 @@ void tree::recover_slot(uint64_t* slot, int parent_depth) {
     case kind::sparse:
     case kind::indirect:
     case kind::full:
-      if (int(h->depth) <= parent_depth || h->depth > 7 || w + block_size(h) > p_.size())
+      if (int(h->depth) <= parent_depth || h->depth > 7 || w + block_size(h) > p_.size() || !inner_sane(h))
         throw error(errc::corrupt, "permart: damaged inner node");
       each_child(h, [&](unsigned, uint64_t* s) {
         recover_slot(s, h->depth);
