@@ -199,24 +199,21 @@ TEST_P(PermArt, ChildrenAddedInPlaceStayInKeyOrder) {
   auto k = [](unsigned b) { return 0x1122334455660000ull | uint64_t{b} << 8 | 7; };
   for (unsigned b = 100; b < 115; ++b) ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));  // the 15th splits the leaf
   ASSERT_EQ(stat(*idx, "sparse_nodes"), 1);
-  auto blocks = [&] { return idx->pool().usage().used_blocks; };
-  // Bytes below the node's first: each appended out of order.
-  for (unsigned b : {99u, 50u}) {
-    auto before = blocks();
+  // One block (the new leaf) per byte added in place.
+  auto put_in_place = [&](unsigned b) {
+    auto before = idx->pool().usage().used_blocks;
     ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
-    if (persistent()) EXPECT_EQ(blocks(), before + 1) << "byte " << b << ": the node was copied";
-    EXPECT_EQ(stat(*idx, "sparse_nodes"), 1);
-  }
+    if (persistent()) EXPECT_EQ(idx->pool().usage().used_blocks, before + 1) << "byte " << b << ": the node was copied";
+  };
+  // Bytes below the node's first: each appended out of order.
+  for (unsigned b : {99u, 50u}) ASSERT_NO_FATAL_FAILURE(put_in_place(b));
+  EXPECT_EQ(stat(*idx, "sparse_nodes"), 1);
   expect_same(*idx, "sparse, appended");
   check_scans(*idx, 20);
   ASSERT_NO_FATAL_FAILURE(put(*idx, k(200), 200));  // the 18th: copied into an indirect node
   EXPECT_EQ(stat(*idx, "sparse_nodes"), 0);
   EXPECT_EQ(stat(*idx, "indirect_nodes"), 1);
-  for (unsigned b = 49; b > 3; --b) {  // 46 more: 64 children, the node full
-    auto before = blocks();
-    ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
-    if (persistent()) EXPECT_EQ(blocks(), before + 1) << "byte " << b << ": the node was copied";
-  }
+  for (unsigned b = 49; b > 3; --b) ASSERT_NO_FATAL_FAILURE(put_in_place(b));  // 46 more: 64 children, full
   EXPECT_EQ(stat(*idx, "indirect_nodes"), 1);
   expect_same(*idx, "indirect, appended");
   check_scans(*idx, 20);
