@@ -254,13 +254,9 @@ class core {
   // leaf(h) adds; slots(h, f) calls f(slot) for each slot of an inner node.
   template <class Size, class Slots, class Leaf>
   void trace_tree(pm::pool::trace_sink& sink, Size&& size, Slots&& slots, Leaf&& leaf);
-  // An inner node whose count a recovery can trust (a listed node's count
-  // within its capacity).
-  static bool inner_sane(const header* h) {
-    if (h->kind == uint8_t(kind::sparse)) return h->count != 0 && h->count <= k_sparse_cap;
-    if (h->kind == uint8_t(kind::indirect)) return h->count != 0 && h->count <= k_indirect_cap;
-    return true;
-  }
+  // An inner node a recovery can trust: check()'s shape rule (a listed
+  // node's count within its capacity, its key bytes distinct).
+  static bool inner_sane(header* h) { return check_inner_shape(h).empty(); }
   // A leaf of layout L whose capacity and count a recovery can trust.
   template <class L>
   static bool leaf_sane(const header* h) {
