@@ -102,6 +102,19 @@ class alignas(64) writer_gate {  // whole lines: nothing else shares `closed_`'s
     shared_closed& operator=(const shared_closed&) = delete;
   };
 
+  // True if no writer is inside now (the caller's own slot included). For
+  // a reader that read words writers store inside: each word's writer had
+  // left, if it was read with acquire before this call (the writer raised
+  // its flag and `high_` before it stored). Costs a load per slot that ever
+  // entered: for lookups, whose only alternative is a load per node.
+  bool quiet() const noexcept {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const uint32_t h = high_.load(std::memory_order_acquire);
+    for (uint32_t s = 0; s < h; ++s)
+      if (flags_[s].busy.load(std::memory_order_relaxed)) return false;
+    return true;
+  }
+
   static constexpr size_t dram_bytes() noexcept { return k_slots * sizeof(flag); }
 
  private:

@@ -20,7 +20,9 @@ namespace {
 
 #ifdef PMINDEX_MUTANTS
 using art::detail::g_before_lock;
+using art::detail::g_before_unlock;
 using art::detail::g_stale_locks;
+using art::detail::g_unchecked_reads;
 
 struct param {
   const char* index;
@@ -34,7 +36,9 @@ class WortRace : public testing::TestWithParam<param> {
  protected:
   void TearDown() override {
     g_before_lock = nullptr;
+    g_before_unlock = nullptr;
     g_stale_locks = false;
+    g_unchecked_reads = 0;
   }
   std::unique_ptr<index> fresh() {
     options o;
@@ -95,7 +99,51 @@ class WortRace : public testing::TestWithParam<param> {
     if (has(*idx, x11)) m += "removed key present";
     return m;
   }
+
+  // Runs `op`; while its writer holds its locks after the commit, another
+  // thread looks `x` up. Returns what went wrong: the lookup returned
+  // before the release, or returned something other than `present` after.
+  std::string lookup_during(index& idx, const std::function<void()>& op, uint64_t x, bool present) {
+    std::atomic<int> got{-1};
+    std::thread reader;
+    bool early = false;
+    std::function<void()> hook = [&] {
+      reader = std::thread([&] { got = has(idx, x) ? 1 : 0; });
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      early = got.load() >= 0;
+    };
+    g_before_unlock = &hook;
+    op();
+    EXPECT_EQ(g_before_unlock.load(), nullptr) << "the hook did not run";
+    if (reader.joinable()) reader.join();
+    std::string wrong;
+    if (early) wrong += "returned while the writer held its locks; ";
+    if (got.load() != int(present)) wrong += "then " + std::string(got.load() ? "found" : "missed") + " the key; ";
+    return wrong;
+  }
+  // An insert, an update and a remove, each with a lookup of its key.
+  std::string lookups_during_commits() {
+    auto idx = fresh();
+    EXPECT_TRUE(idx->insert(k(x11), v(1)));
+    EXPECT_TRUE(idx->insert(k(x22), v(2)));
+    std::string m = "insert: " + lookup_during(*idx, [&] { EXPECT_TRUE(idx->insert(k(x12), v(3))); }, x12, true);
+    m += "update: " + lookup_during(*idx, [&] { EXPECT_TRUE(idx->update(k(x11), v(4))); }, x11, true);
+    m += "remove: " + lookup_during(*idx, [&] { EXPECT_TRUE(idx->remove(k(x22))); }, x22, false);
+    return m == "insert: update: remove: " ? "" : m;
+  }
 };
+
+TEST_P(WortRace, LookupsWaitForTheWriterToRelease) { EXPECT_EQ(lookups_during_commits(), ""); }
+
+// Each of the lookups' two checks skipped: the lookups return early.
+TEST_P(WortRace, WithoutTheGateCheckLookupsReturnEarly) {
+  g_unchecked_reads = 1;
+  EXPECT_NE(lookups_during_commits(), "");
+}
+TEST_P(WortRace, WithoutTheLockCheckLookupsReturnEarly) {
+  g_unchecked_reads = 2;
+  EXPECT_NE(lookups_during_commits(), "");
+}
 
 TEST_P(WortRace, StaleDescentRestarts) {
   EXPECT_EQ(insert_insert(), "");

@@ -9,8 +9,9 @@
 // Guarantees: durably linearizable point operations; every change commits
 // with one failure-atomic store; scans are atomic snapshots (they exclude
 // writers).
-// Threads: per-node version locks (art/detail/node_locks.hpp: lookups
-// validate, writers lock the nodes they change and the parent of a node
+// Threads: per-node version locks (art/detail/node_locks.hpp: lookups read
+// no versions and check once at the end, writers lock the nodes they
+// change and the parent of a node
 // they copy); readers never see unpersisted state.
 // Cost: insert into a Node4/16 flushes the node copy (1-3 lines) + the leaf
 // + the parent word, 2 fences; Node48/256 as WOART.

@@ -27,9 +27,10 @@
 //
 // Threads: as tree.hpp (optimistic lock coupling on per-node version locks,
 // node_locks.hpp; writers hold a node's lock until their commit is durable;
-// scans and ranges close the writer gate). A lookup copies the value out of
-// the kv block, then validates: blocks never change once published and every
-// operation is pinned, so a retired block is still intact when it is read.
+// scans and ranges close the writer gate; lookups read no versions,
+// node_locks.hpp "Lookups"). A lookup copies the value out of the kv block,
+// then checks: blocks never change once published and every operation is
+// pinned, so a retired block is still intact when it is read.
 #pragma once
 
 #include <string>
@@ -115,6 +116,9 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
   // (owners->back() guards f.slot).
   bool descend(std::string_view key, found& f, std::vector<path_step>* path = nullptr,
                std::vector<seen>* owners = nullptr);
+  bool validated_lookup(std::string_view key, std::string* value);
+  template <class Check>
+  int walk(std::string_view key, Check& c, std::string* value);
 
   // --- writers (bytes_write.hpp); they hold the locks of what they change
   struct spot {
@@ -229,10 +233,57 @@ bool art_bytes_index<P>::descend(std::string_view key, found& f, std::vector<pat
   }
 }
 
+// As tree.hpp's lookup (node_locks.hpp, "Lookups"): a walk with the gate
+// checked at the end, then one with each node's lock checked, then the
+// validated descent.
 template <class P>
 bool art_bytes_index<P>::lookup(std::string_view key, std::string* value) {
   check_key(key);
   auto g = p_.pin();
+  quiet_gate unchecked{gate_};
+  int r = walk(key, unchecked, value);
+  if (r < 0) {
+    read_path checked(locks_);
+    r = walk(key, checked, value);
+    if (r < 0) return validated_lookup(key, value);
+  }
+  return r;
+}
+
+// One lock-free walk: 1 found (its value copied to *value, if given), 0
+// absent, -1 undecided (c.free() said no, or a split was under way).
+template <class P>
+template <class Check>
+int art_bytes_index<P>::walk(std::string_view key, Check& c, std::string* value) {
+  const unsigned len = dg::length(key);
+  uint64_t* slot = &root_->child;
+  uint64_t lw = 0;
+  for (unsigned pos = 0;;) {
+    uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!w) break;
+    if (is_leaf(w)) {
+      if (leaf_key(w) == key) lw = w;
+      break;
+    }
+    c.note(w);
+    header h = hdr(w);
+    if (h.depth != pos) [[unlikely]]
+      return -1;
+    unsigned b = pos + h.plen;
+    if (len < b || !dg::stored_prefix_matches(h, key)) break;
+    slot = entry(w, dg::at_or_end(key, b));
+    if (!slot) break;
+    pos = b + 1;
+  }
+  if (lw && value) value->assign(leaf_value(lw));  // the block is immutable and pinned
+  if (!c.free()) [[unlikely]]
+    return -1;
+  return lw != 0;
+}
+
+// The descent with lock coupling (pinned by the caller): waits for writers.
+template <class P>
+bool art_bytes_index<P>::validated_lookup(std::string_view key, std::string* value) {
   for (;;) {
     found f;
     if (!descend(key, f)) continue;

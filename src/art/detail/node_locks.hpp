@@ -2,8 +2,10 @@
 // of practical synchronization", ART-OLC), both key layouts.
 //
 // Every node has a version lock (sync::optimistic_lock: even = free, odd =
-// held, +2 per critical section); the root word has one of its own. A reader
-// descends without writing: it reads a node's version before the node's
+// held, +2 per critical section); the root word has one of its own. A
+// lookup reads no versions at all ("LOOKUPS" below) unless a writer gets in
+// its way; then, as every writer's descent, it descends with lock coupling
+// (the validated descent), without writing: it reads a node's version before the node's
 // fields, reads the child word, reads the child's version, then validates
 // the node (lock coupling), so a child it goes on to was the node's child
 // at that moment; its last step validates the node whose word gave the
@@ -51,14 +53,23 @@ using sync::optimistic_lock;
 // descent and its locks, where another writer's change makes its plan
 // stale. g_stale_locks: writers take locks without the version check (the
 // bug the check prevents: a change planned on a stale node is committed).
+// g_before_unlock: called once (then cleared) by the next writer whose
+// commit is stored and durable, before it releases its locks (a reader
+// started there must wait for the release). g_unchecked_reads: lookups'
+// lock-free walks skip a check (the bug it prevents: a word whose writer
+// still holds its lock is returned): bit 0 the gate's (quiet_gate), bit 1
+// the locks' (read_path).
 inline std::atomic<std::function<void()>*> g_before_lock{nullptr};
+inline std::atomic<std::function<void()>*> g_before_unlock{nullptr};
 inline std::atomic<bool> g_stale_locks{false};
-inline void before_lock() {
+inline std::atomic<unsigned> g_unchecked_reads{0};
+inline void run_hook([[maybe_unused]] std::atomic<std::function<void()>*>& h) {
 #ifdef PMINDEX_MUTANTS
-  if (auto* f = g_before_lock.load(std::memory_order_relaxed)) [[unlikely]]
-    if (g_before_lock.exchange(nullptr)) (*f)();
+  if (auto* f = h.load(std::memory_order_relaxed)) [[unlikely]]
+    if (h.exchange(nullptr)) (*f)();
 #endif
 }
+inline void before_lock() { run_hook(g_before_lock); }
 
 // A lock and the version a descent read from it.
 struct seen {
@@ -119,6 +130,70 @@ class node_locks {
   alignas(64) optimistic_lock root_{};  // read by every descent: a line of its own
 };
 
+// LOOKUPS read no versions. Lock coupling costs a lookup a load of a lock
+// per node, and that measured ~25-30% of a 1-thread WORT lookup (docs/
+// results/wort_scaling.md; loads on the way or all at the end alike). A
+// lookup instead walks with plain acquire loads (tree.hpp: walk):
+//  - Under the pin every block it meets stays readable, and every commit is
+//    one atomic store, so each word it reads is one some writer stored.
+//  - What it returns held at a moment during the call: a node is changed
+//    only while linked (writers validate the path to it; an unlinked node
+//    keeps its last state) and keeps the keys below it for its life, so
+//    each node read, at the moment it was read (or unlinked), led to the
+//    key if the key was there. The one exception is a WORT/WOART prefix
+//    split that has stored the node's new header and not yet swung the word
+//    above it: the header's depth then disagrees with the position, and the
+//    walk gives up (-1). A slot reused while the walk reads a node (a digit
+//    removed, another added in the same slot) leads below the wrong digit,
+//    where no leaf has the key: "absent", true at that remove.
+//  - Durability: a writer stores a word only under its node's lock (or, in
+//    a node not yet published, before the store that publishes it) and
+//    holds that lock until the store is durable; so a word read with
+//    acquire is durable once its node's lock is seen free afterwards, or
+//    once its writer is seen outside the writer gate afterwards (it raised
+//    its gate flag before the lock and lowers it after the release).
+// So the first walk checks nothing on the way and ends by asking the gate
+// whether any writer is inside (quiet_gate: a load per writer slot, lines
+// that only writers write); if one is, a second walk checks each node's
+// lock after reading its words (read_path); if a lock is held there, the
+// validated descent (lock coupling), which waits.
+struct quiet_gate {
+  const common::writer_gate& g;
+  void note(uint64_t) {}
+  bool free() const {
+#ifdef PMINDEX_MUTANTS
+    if (g_unchecked_reads.load(std::memory_order_relaxed) & 1) [[unlikely]]
+      return true;
+#endif
+    return g.quiet();
+  }
+};
+class read_path {
+ public:
+  explicit read_path(node_locks& l) : l_(l) {}
+  // w: the next node, read from the last one noted (whose lock is checked
+  // now, after its words were read).
+  void note(uint64_t w) {
+    if (last_) held_ |= l_.of(last_)->is_locked();
+    last_ = w;
+  }
+  bool free() {
+    std::atomic_thread_fence(std::memory_order_acquire);  // (the walk's loads first)
+#ifdef PMINDEX_MUTANTS
+    if (g_unchecked_reads.load(std::memory_order_relaxed) & 2) [[unlikely]]
+      return true;
+#endif
+    bool held = held_ | l_.root()->is_locked();
+    if (last_) held |= l_.of(last_)->is_locked();
+    return !held;
+  }
+
+ private:
+  node_locks& l_;
+  uint64_t last_ = 0;
+  bool held_ = false;
+};
+
 // The locks one writer holds, taken by upgrade and released together (each
 // unlock bumps the version: a reader that saw the node before fails
 // validation). Destruction releases them (an insert that fails for lack of
@@ -154,6 +229,7 @@ class lock_set {
     return true;
   }
   void release() {
+    if (n_) run_hook(g_before_unlock);
     for (unsigned i = 0; i < n_; ++i) at(i).lock->unlock();
     n_ = 0;
     more_.clear();

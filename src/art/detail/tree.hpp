@@ -20,7 +20,8 @@
 //
 // Threads: the originals are single-threaded. Here writers lock single
 // nodes (optimistic lock coupling, node_locks.hpp): lookups write nothing
-// and restart when a node they read changed; writers on different nodes run
+// and read no versions (see node_locks.hpp, "Lookups"); writers on
+// different nodes run
 // in parallel; a writer holds a node's lock until its commit is durable, so
 // no reader sees a state a crash could undo. Every operation is pinned
 // (epochs): retired blocks stay readable while a reader may hold them.
@@ -29,8 +30,10 @@
 // before; writers pay one exchange on a line of their own for the gate.
 // check(), stats() and trace() close it too.
 // What that costs besides the unchanged flushes and fences: a lookup, the
-// epoch pin (one fence) and two loads of a version per node; a writer, the
-// same plus the gate and one CAS and one store per node it locks. DRAM per
+// epoch pin (one fence) and a load of each writer slot's gate flag (with
+// a writer inside: a walk again with a load of a lock per node); a writer,
+// the pin, two loads of a version per node, the gate
+// and one CAS and one store per node it locks. DRAM per
 // tree: 128 KiB of version stripes, 32 KiB of per-thread record counts, the
 // gate's 32 KiB.
 #pragma once
@@ -99,6 +102,9 @@ class art_index final : public u64_index, node_kit<P, false> {
   // notes each node passed (path[j]) and the lock guarding the word it hangs
   // from (owners[j]; owners[depth] guards f.slot).
   bool descend(uint64_t key, found& f, path_step* path = nullptr, seen* owners = nullptr, int* depth = nullptr);
+  std::optional<uint64_t> validated_lookup(uint64_t key);
+  template <class Check>
+  int walk(uint64_t key, Check& c, uint64_t* v);
 
   // --- writers (tree_write.hpp); they hold the locks of what they change
   void add_child(pending_blocks& pb, uint64_t* slot, uint64_t w, unsigned d, uint64_t lw);
@@ -174,9 +180,59 @@ art_index<P>::art_index(pm::pool& p, open_kind kind, const index_config& cfg)
 
 // ---------------------------------------------------------------- readers
 
+// Lookups walk without reading versions (node_locks.hpp, "Lookups"): first
+// with no check on the way and, at the end, the writer gate's flags (no
+// writer inside: every word read is durable); if a writer was inside, again
+// with each node's lock checked (read_path); if one of those was held, or
+// a split was under way, the validated descent.
 template <class P>
 std::optional<uint64_t> art_index<P>::lookup(uint64_t key) {
   auto g = p_.pin();
+  uint64_t v = 0;
+  quiet_gate unchecked{gate_};
+  int r = walk(key, unchecked, &v);
+  if (r < 0) {
+    read_path checked(locks_);
+    r = walk(key, checked, &v);
+    if (r < 0) return validated_lookup(key);
+  }
+  if (!r) return std::nullopt;
+  return v;
+}
+
+// One lock-free walk: 1 found (*v), 0 absent, -1 undecided (c.free() said
+// no, or a split was under way).
+template <class P>
+template <class Check>
+int art_index<P>::walk(uint64_t key, Check& c, uint64_t* v) {
+  uint64_t* slot = &root_->child;
+  uint64_t lw = 0;
+  for (unsigned pos = 0;;) {
+    uint64_t w = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!w) break;
+    if (is_leaf(w)) {
+      if (leaf_at(w)->key == key) lw = w;
+      break;
+    }
+    c.note(w);
+    header h = hdr(w);
+    if (h.depth != pos) [[unlikely]]
+      return -1;
+    if (!dg::stored_prefix_matches(h, key)) break;
+    pos += h.plen;
+    slot = find(w, dg::at(key, pos));
+    if (!slot) break;
+    ++pos;
+  }
+  if (lw) *v = __atomic_load_n(&leaf_at(lw)->value, __ATOMIC_ACQUIRE);
+  if (!c.free()) [[unlikely]]
+    return -1;
+  return lw != 0;
+}
+
+// The descent with lock coupling (pinned by the caller): waits for writers.
+template <class P>
+std::optional<uint64_t> art_index<P>::validated_lookup(uint64_t key) {
   for (;;) {
     found f;
     if (!descend(key, f)) continue;

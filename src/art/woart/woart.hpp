@@ -14,7 +14,8 @@
 // with one failure-atomic store (8 bytes, or the Node48 index byte); scans
 // are atomic snapshots (they exclude writers).
 // Threads: single-threaded in the paper; here per-node version locks
-// (art/detail/node_locks.hpp: lookups validate, writers lock the nodes they
+// (art/detail/node_locks.hpp: lookups read no versions and check once at
+// the end, writers lock the nodes they
 // change); readers never see unpersisted state.
 // Cost: insert ~2-3 flushes, 2 fences in place; a node growth flushes the
 // whole new node (up to 33 lines for Node256); update 1 + 1.

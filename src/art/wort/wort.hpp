@@ -15,7 +15,8 @@
 // (the writer gate), so they are atomic snapshots.
 // Threads: the original is single-threaded; here optimistic lock coupling
 // on per-node version locks (art/detail/node_locks.hpp): lookups write
-// nothing and validate, writers lock only the nodes they change and persist
+// nothing and read no versions (they check the writer gate, or the locks of
+// the nodes they passed, at the end), writers lock only the nodes they change and persist
 // before they unlock, so readers never see an unpersisted state; writers on
 // different nodes run in parallel.
 // Cost: insert ~2 flushes, 2 fences (leaf + one child word), ~3 flushes,
