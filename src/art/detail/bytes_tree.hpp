@@ -240,13 +240,8 @@ template <class P>
 bool art_bytes_index<P>::lookup(std::string_view key, std::string* value) {
   check_key(key);
   auto g = p_.pin();
-  quiet_gate unchecked{gate_};
-  int r = walk(key, unchecked, value);
-  if (r < 0) {
-    read_path checked(locks_);
-    r = walk(key, checked, value);
-    if (r < 0) return validated_lookup(key, value);
-  }
+  int r = lock_free_walks(gate_, locks_, [&](auto& check) { return walk(key, check, value); });
+  if (r < 0) return validated_lookup(key, value);
   return r;
 }
 

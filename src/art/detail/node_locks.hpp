@@ -194,6 +194,17 @@ class read_path {
   bool held_ = false;
 };
 
+// A lookup's lock-free walks: walk(c) with the gate's check, then, if that
+// did not decide, with the locks' (walk: 1 found, 0 absent, -1 undecided).
+// -1: the caller takes the validated descent.
+template <class Walk>
+int lock_free_walks(const common::writer_gate& g, node_locks& l, Walk&& walk) {
+  quiet_gate unchecked{g};
+  if (int r = walk(unchecked); r >= 0) return r;
+  read_path checked(l);
+  return walk(checked);
+}
+
 // The locks one writer holds, taken by upgrade and released together (each
 // unlock bumps the version: a reader that saw the node before fails
 // validation). Destruction releases them (an insert that fails for lack of

@@ -189,13 +189,8 @@ template <class P>
 std::optional<uint64_t> art_index<P>::lookup(uint64_t key) {
   auto g = p_.pin();
   uint64_t v = 0;
-  quiet_gate unchecked{gate_};
-  int r = walk(key, unchecked, &v);
-  if (r < 0) {
-    read_path checked(locks_);
-    r = walk(key, checked, &v);
-    if (r < 0) return validated_lookup(key);
-  }
+  int r = lock_free_walks(gate_, locks_, [&](auto& check) { return walk(key, check, &v); });
+  if (r < 0) return validated_lookup(key);
   if (!r) return std::nullopt;
   return v;
 }
