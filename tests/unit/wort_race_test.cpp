@@ -5,11 +5,22 @@
 // must see that (the version moved) and restart it. With g_stale_locks (the
 // version check skipped: the bug) each case loses a key; the test proves
 // that too, so it would fail if the check were gone.
+//
+// Lookups read no versions (node_locks.hpp, "LOOKUPS"); what keeps them
+// from returning a word whose writer has not made it durable yet is one
+// check at the end of each lock-free walk. With the hook g_before_unlock a
+// writer stops, holding its locks, after its commit: a lookup started then
+// must not return before the writer releases them (given 300 ms).
+// g_unchecked_reads skips the gate's check (1) or the locks' (2): each lets
+// the lookup return early.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "art/detail/node_locks.hpp"
@@ -109,7 +120,9 @@ class WortRace : public testing::TestWithParam<param> {
     bool early = false;
     std::function<void()> hook = [&] {
       reader = std::thread([&] { got = has(idx, x) ? 1 : 0; });
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      // 300 ms for the reader to return (it must not): a lookup that does
+      // not wait returns at once, even on a loaded machine.
+      for (int i = 0; i < 300 && got.load() < 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       early = got.load() >= 0;
     };
     g_before_unlock = &hook;
