@@ -9,8 +9,17 @@
 // writer stopped inside the writer gate made its crash tests 16x slower,
 // session 33) and the image is then checked without its leak count.
 // Short waits (the usual case) never reach the sleep.
+//
+// But a sleeper is not blocked: it wakes by itself, and if what it waited
+// for came true before the crash point (a writer left the gate, then
+// parked), it runs on while the checker forks, into malloc say, and the
+// child inherits the allocator lock it held: the child hangs (DPTree's merge
+// thread in CI, crash_dptree_threads2 and extra_dptree_threads2_merges).
+// So after each sleep the waiter asks `g_after_sleep` (set by the crash
+// checker only) whether it must park until the crash point ends.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -18,11 +27,16 @@
 
 namespace pmindex::common {
 
+// Null except under the crash checker (src/crash/shadow.cpp).
+inline std::atomic<void (*)()> g_after_sleep{nullptr};
+
 inline void polite_wait(unsigned spins) noexcept {
-  if (spins < 256)
+  if (spins < 256) {
     sync::optimistic_lock::backoff(spins);  // pause, then yield
-  else
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::microseconds(50));
+  if (auto park = g_after_sleep.load(std::memory_order_acquire)) park();
 }
 
 }  // namespace pmindex::common

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/polite_wait.hpp"
+
 namespace pmindex::crash {
 
 namespace {
@@ -102,7 +104,34 @@ void shadow_observer::unmap() {
   dver_ = nullptr;
 }
 
-shadow_observer::~shadow_observer() { unmap(); }
+namespace {
+// The observer whose crash points a sleeping waiter parks for (one at a
+// time per process), and its process: a forked child inherits both but
+// must never park (its only thread is the one that holds mu_).
+std::atomic<shadow_observer*> g_observer{nullptr};
+pid_t g_observer_pid = 0;
+
+void park_after_sleep() {
+  shadow_observer* o = g_observer.load(std::memory_order_acquire);
+  if (o && ::getpid() == g_observer_pid) o->park_if_crashing();
+}
+}  // namespace
+
+shadow_observer::shadow_observer(uint32_t threads) : threads_(threads) {
+  shadow_observer* none = nullptr;
+  if (g_observer.compare_exchange_strong(none, this)) {
+    g_observer_pid = ::getpid();
+    common::g_after_sleep.store(&park_after_sleep, std::memory_order_release);
+  }
+}
+
+shadow_observer::~shadow_observer() {
+  if (g_observer.load() == this) {
+    common::g_after_sleep.store(nullptr);
+    g_observer.store(nullptr);
+  }
+  unmap();
+}
 
 shadow_observer::worker& shadow_observer::me() {
   auto id = std::this_thread::get_id();
@@ -167,6 +196,15 @@ void shadow_observer::event(std::unique_lock<std::mutex>& lk, bool /*fence*/) {
   if (listener_ && listener_->wants(k)) freeze_and_crash(lk, k);
 }
 
+// A thread that slept in polite_wait (common/polite_wait.hpp): it parks if
+// a crash point is under way. The crashing thread never sleeps there while
+// it crashes (it holds mu_).
+void shadow_observer::park_if_crashing() {
+  if (!crashing_.load(std::memory_order_seq_cst)) return;
+  if (crasher_tid_.load(std::memory_order_relaxed) == current_tid()) return;
+  park();
+}
+
 void shadow_observer::park() {
   std::unique_lock lk(mu_);
   auto& w = me();
@@ -222,10 +260,14 @@ bool shadow_observer::others_frozen(const worker* self) const {
     bool parked = false;
     for (auto& w : workers_) parked |= w->tid == tid && (w->parked || w->done);
     if (parked) continue;
-    char s = thread_state(tid);
-    // Asleep in the kernel: blocked on a lock a parked thread holds (or in
-    // join, or idle). It cannot run until we resume: as good as parked.
-    if (s != 'S' && s != 'D') return false;
+    // Asleep in the kernel ('S'): blocked on a lock a parked thread holds
+    // (or in join, or idle), so it cannot run until we resume: as good as
+    // parked; or sleeping in polite_wait, after which it parks (see
+    // park_if_crashing). Not 'D': a thread waiting uninterruptibly in the
+    // kernel (an mmap behind mmap_lock, a page fault) goes on by itself,
+    // possibly from inside malloc with the allocator's lock held (a DPTree
+    // merge thread's refill hung a CI child that way, it seems).
+    if (thread_state(tid) != 'S') return false;
   }
   return true;
 }
@@ -236,34 +278,33 @@ bool shadow_observer::others_frozen(const worker* self) const {
 // thread forked could hold an allocator lock, which stays held forever in
 // the child (ASan's allocator has no fork handler: the child hangs).
 void shadow_observer::freeze_and_crash(std::unique_lock<std::mutex>& lk, uint64_t k) {
-  bool frozen = true;
   auto& self = me();
-  if (threads_ > 1 || !others_frozen(&self)) {
-    crashing_.store(true, std::memory_order_release);
-    // After the history (every worker done) the others are background
-    // threads, which block or reach an event: the long wait, as in a
-    // single-threaded history (a PACTree SMO thread forked beside in
-    // malloc hung a child twice, crash_pactree_threads4, session 33).
-    size_t done = 0;
-    for (auto& w : workers_) done += w->done;
-    const bool history_over = done >= threads_;
-    auto deadline =
-        std::chrono::steady_clock::now() + (threads_ > 1 && !history_over ? k_park_wait : k_background_wait);
-    while (!(frozen = others_frozen(&self))) {
-      if (parked_cv_.wait_until(
-              lk, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::microseconds(100))) ==
-              std::cv_status::timeout &&
-          std::chrono::steady_clock::now() >= deadline) {
-        frozen = others_frozen(&self);
-        break;
-      }
+  crasher_tid_.store(self.tid, std::memory_order_relaxed);
+  // Before the state scan, and seq_cst: a sleeper the scan finds asleep
+  // sees the flag when it wakes, and parks (park_if_crashing).
+  crashing_.store(true, std::memory_order_seq_cst);
+  // After the history (every worker done) the others are background
+  // threads, which block or reach an event: the long wait, as in a
+  // single-threaded history (a PACTree SMO thread forked beside in
+  // malloc hung a child twice, crash_pactree_threads4, session 33).
+  size_t done = 0;
+  for (auto& w : workers_) done += w->done;
+  const bool history_over = done >= threads_;
+  auto deadline =
+      std::chrono::steady_clock::now() + (threads_ > 1 && !history_over ? k_park_wait : k_background_wait);
+  bool frozen;
+  while (!(frozen = others_frozen(&self))) {
+    if (parked_cv_.wait_until(
+            lk, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::microseconds(100))) ==
+            std::cv_status::timeout &&
+        std::chrono::steady_clock::now() >= deadline) {
+      frozen = others_frozen(&self);
+      break;
     }
   }
   listener_->crash(k, frozen);
-  if (crashing_.load(std::memory_order_relaxed)) {
-    crashing_.store(false, std::memory_order_release);
-    resume_cv_.notify_all();
-  }
+  crashing_.store(false, std::memory_order_release);
+  resume_cv_.notify_all();
 }
 
 std::vector<candidate> shadow_observer::candidates() const {

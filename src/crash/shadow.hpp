@@ -11,7 +11,8 @@
 //
 // Threads: every event takes one mutex. A crash point freezes the others:
 // they park at their next event or operation boundary, or are found blocked
-// in the kernel (/proc state S), before the crash thread forks.
+// in the kernel (/proc state S), before the crash thread forks; a waiter
+// that sleeps in common::polite_wait parks after its sleep.
 #pragma once
 
 #include <array>
@@ -51,7 +52,9 @@ class shadow_observer final : public pm::persist_observer {
     virtual void crash(uint64_t k, bool frozen) = 0;
   };
 
-  explicit shadow_observer(uint32_t threads) : threads_(threads) {}
+  // The first observer alive in a process also parks threads that slept
+  // in common::polite_wait while it crashes (park_if_crashing).
+  explicit shadow_observer(uint32_t threads);
   ~shadow_observer() override;
 
   void on_map(char* base, uint64_t size) override;
@@ -70,6 +73,7 @@ class shadow_observer final : public pm::persist_observer {
   void register_worker();
   bool crash_pending() const { return crashing_.load(std::memory_order_acquire); }
   void park();
+  void park_if_crashing();
   void worker_done();
   // A crash point outside any event (the end of the history): freezes the
   // same way, then calls the listener.
@@ -110,6 +114,7 @@ class shadow_observer final : public pm::persist_observer {
   mutable std::mutex mu_;
   std::condition_variable resume_cv_, parked_cv_;
   std::atomic<bool> crashing_{false};
+  std::atomic<int> crasher_tid_{0};
   std::vector<std::unique_ptr<worker>> workers_;
 };
 

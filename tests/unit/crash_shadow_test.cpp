@@ -3,11 +3,15 @@
 // The end-to-end checks are `pmindex crashtest` (tests/crash/crashtests.cmake).
 #include <sys/mman.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "../../src/common/polite_wait.hpp"
 #include "../../src/crash/image.hpp"
 #include "../../src/crash/shadow.hpp"
 #include "pmindex/crash/crashtest.hpp"
@@ -123,6 +127,43 @@ TEST_F(CrashShadow, VariantZeroLosesEveryUnfencedStore) {
   std::vector<char> copy(base_, base_ + k_size);
   apply_variant(c, 1, 0, 0, copy.data());
   for (uint64_t l = 0; l < 40; ++l) EXPECT_EQ(copy[l * 64], 0);
+}
+
+// A waiter that sleeps in polite_wait is asleep ('S') when the crash point
+// looks, so the crash counts it as frozen; if what it waits for comes true,
+// it must not run on while the crash forks its images (CI: a DPTree merge
+// thread went on into malloc, and the child hung on the allocator's lock).
+// It parks after its sleep until the crash point ends. The mutant check:
+// without the park after the sleep (polite_wait.hpp), `ran_during` is true.
+TEST(CrashFreeze, ASleepingWaiterParksUntilTheCrashPointEnds) {
+  struct calls : shadow_observer::listener {
+    std::function<void()> at_crash;
+    bool wants(uint64_t) override { return true; }
+    void crash(uint64_t, bool) override { at_crash(); }
+  };
+  shadow_observer obs(1);
+  std::atomic<bool> go{false}, ran{false};
+  std::atomic<unsigned> sleeps{0};
+  std::thread waiter([&] {
+    for (unsigned spins = 0; !go.load(); ++spins) {
+      common::polite_wait(spins);
+      if (spins >= 256) sleeps.fetch_add(1);
+    }
+    ran = true;
+  });
+  while (sleeps.load() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  bool ran_during = false;
+  calls l;
+  l.at_crash = [&] {
+    go = true;  // what it waits for comes true while the crash runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ran_during = ran.load();
+  };
+  obs.set_listener(&l);
+  obs.crash_now();
+  waiter.join();
+  EXPECT_FALSE(ran_during) << "the waiter ran on during the crash point";
+  EXPECT_TRUE(ran);
 }
 
 TEST(CrashChecker, CanaryPassesAShortRun) {
