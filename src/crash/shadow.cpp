@@ -105,31 +105,28 @@ void shadow_observer::unmap() {
 }
 
 namespace {
-// The observer whose crash points a sleeping waiter parks for (one at a
-// time per process), and its process: a forked child inherits both but
-// must never park (its only thread is the one that holds mu_).
+// The observer whose crash points a sleeping waiter parks for: the newest
+// one alive (a checker makes the next before it drops the last), and its
+// process: a forked child inherits both but must never park (its only
+// thread is the one that holds mu_).
 std::atomic<shadow_observer*> g_observer{nullptr};
-pid_t g_observer_pid = 0;
+std::atomic<pid_t> g_observer_pid{0};
 
 void park_after_sleep() {
   shadow_observer* o = g_observer.load(std::memory_order_acquire);
-  if (o && ::getpid() == g_observer_pid) o->park_if_crashing();
+  if (o && ::getpid() == g_observer_pid.load(std::memory_order_relaxed)) o->park_if_crashing();
 }
 }  // namespace
 
 shadow_observer::shadow_observer(uint32_t threads) : threads_(threads) {
-  shadow_observer* none = nullptr;
-  if (g_observer.compare_exchange_strong(none, this)) {
-    g_observer_pid = ::getpid();
-    common::g_after_sleep.store(&park_after_sleep, std::memory_order_release);
-  }
+  g_observer_pid.store(::getpid(), std::memory_order_relaxed);
+  g_observer.store(this, std::memory_order_release);
+  common::g_after_sleep.store(&park_after_sleep, std::memory_order_release);
 }
 
 shadow_observer::~shadow_observer() {
-  if (g_observer.load() == this) {
-    common::g_after_sleep.store(nullptr);
-    g_observer.store(nullptr);
-  }
+  shadow_observer* me = this;
+  if (g_observer.compare_exchange_strong(me, nullptr)) common::g_after_sleep.store(nullptr);
   unmap();
 }
 

@@ -52,7 +52,7 @@ class shadow_observer final : public pm::persist_observer {
     virtual void crash(uint64_t k, bool frozen) = 0;
   };
 
-  // The first observer alive in a process also parks threads that slept
+  // The newest observer alive in a process also parks threads that slept
   // in common::polite_wait while it crashes (park_if_crashing).
   explicit shadow_observer(uint32_t threads);
   ~shadow_observer() override;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -141,7 +142,13 @@ TEST(CrashFreeze, ASleepingWaiterParksUntilTheCrashPointEnds) {
     bool wants(uint64_t) override { return true; }
     void crash(uint64_t, bool) override { at_crash(); }
   };
-  shadow_observer obs(1);
+  // As the checker does between its calibration run and the real one: the
+  // next observer is made before the last one is dropped (the first version
+  // of the park left no observer registered then, and CI still hung).
+  auto last = std::make_unique<shadow_observer>(1);
+  auto next = std::make_unique<shadow_observer>(1);
+  last.reset();
+  shadow_observer& obs = *next;
   std::atomic<bool> go{false}, ran{false};
   std::atomic<unsigned> sleeps{0};
   std::thread waiter([&] {
