@@ -9,7 +9,10 @@
 // The index here is the canary behind a lock that its background thread
 // holds, spinning (never parked), until a recovering child says it waits
 // for it: the first child hangs on the copy of the held lock, the parent's
-// thread then lets go, and the second child recovers.
+// thread then lets go, and the second child recovers. A holder that sleeps
+// instead ('S': the freeze counts it as blocked) makes the image frozen,
+// and a frozen image's hung child is checked again too (CI, session 36:
+// DPTree children of frozen images hung on an allocator lock).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +34,7 @@ namespace {
 
 std::mutex g_held;                // held by the background thread at the fork
 std::atomic<bool> g_holding{false};
+bool g_sleeping = false;          // the holder sleeps (frozen images) instead of spinning
 std::thread g_holder;
 std::string g_marker;             // a recovering child creates it, then waits for g_held
 
@@ -46,6 +50,10 @@ void start_holder() {
     g_holding = true;
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!marker_exists() && std::chrono::steady_clock::now() < give_up) {
+      if (g_sleeping) {  // asleep in the kernel: the checker counts it as blocked
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        continue;
+      }
       // Busy (running, not asleep): the checker cannot count it as parked.
       for (volatile int i = 0; i < 100000; ++i) {
       }
@@ -93,6 +101,28 @@ TEST(CrashRecheck, AHungChildOfAnUnfrozenImageIsCheckedAgain) {
   EXPECT_EQ(r.violations, 0u) << (r.messages.empty() ? "" : r.messages[0]);
   EXPECT_GE(r.rechecked, 1u);  // the first child did hang
   EXPECT_GE(r.images, 1u);
+}
+
+TEST(CrashRecheck, AHungChildOfAFrozenImageIsCheckedAgain) {
+  g_marker = "/tmp/pmindex-crash-recheck-frozen-" + std::to_string(::getpid());
+  ::unlink(g_marker.c_str());
+  g_sleeping = true;
+  register_locked_canary();
+  config c;
+  c.index = "crash-test-locked-canary";
+  c.quiet = true;
+  c.save_dir = "";
+  c.print_violations = false;
+  c.ops = 40;
+  c.images = 8;
+  c.child_timeout = 1;
+  result r = run(c);
+  if (g_holder.joinable()) g_holder.join();
+  g_sleeping = false;
+  ::unlink(g_marker.c_str());
+  EXPECT_EQ(r.violations, 0u) << (r.messages.empty() ? "" : r.messages[0]);
+  EXPECT_GE(r.rechecked, 1u);  // the first child did hang
+  EXPECT_LT(r.unfrozen, r.images);  // and some image was frozen (the sleeping holder counts as blocked)
 }
 
 }  // namespace
