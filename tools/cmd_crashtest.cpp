@@ -78,7 +78,7 @@ crash::result run_and_report(crash::config c, bool summary, bool stats = false) 
     std::fprintf(stderr, "crashtest %s: %" PRIu64 " images taken with every other thread parked or blocked\n",
                  c.index.c_str(), r.images - r.unfrozen);
   if (!c.quiet && r.rechecked)
-    std::fprintf(stderr, "crashtest %s: %" PRIu64 " image(s) whose child hung checked again (forked beside a running thread)\n",
+    std::fprintf(stderr, "crashtest %s: %" PRIu64 " image(s) whose child hung checked again (a lock another thread held at fork: docs/crash-checker.md)\n",
                  c.index.c_str(), r.rechecked);
   if (!c.quiet)
     std::fprintf(stderr,
