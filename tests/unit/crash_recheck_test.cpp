@@ -83,30 +83,11 @@ void register_locked_canary() {
   });
 }
 
-TEST(CrashRecheck, AHungChildOfAnUnfrozenImageIsCheckedAgain) {
-  g_marker = "/tmp/pmindex-crash-recheck-" + std::to_string(::getpid());
+// A short history of the locked canary; `sleeping`: the holder sleeps.
+result run_locked_canary(const std::string& marker, bool sleeping) {
+  g_marker = marker + std::to_string(::getpid());
   ::unlink(g_marker.c_str());
-  register_locked_canary();
-  config c;
-  c.index = "crash-test-locked-canary";
-  c.quiet = true;
-  c.save_dir = "";
-  c.print_violations = false;
-  c.ops = 40;
-  c.images = 8;
-  c.child_timeout = 1;
-  result r = run(c);
-  if (g_holder.joinable()) g_holder.join();
-  ::unlink(g_marker.c_str());
-  EXPECT_EQ(r.violations, 0u) << (r.messages.empty() ? "" : r.messages[0]);
-  EXPECT_GE(r.rechecked, 1u);  // the first child did hang
-  EXPECT_GE(r.images, 1u);
-}
-
-TEST(CrashRecheck, AHungChildOfAFrozenImageIsCheckedAgain) {
-  g_marker = "/tmp/pmindex-crash-recheck-frozen-" + std::to_string(::getpid());
-  ::unlink(g_marker.c_str());
-  g_sleeping = true;
+  g_sleeping = sleeping;
   register_locked_canary();
   config c;
   c.index = "crash-test-locked-canary";
@@ -120,6 +101,18 @@ TEST(CrashRecheck, AHungChildOfAFrozenImageIsCheckedAgain) {
   if (g_holder.joinable()) g_holder.join();
   g_sleeping = false;
   ::unlink(g_marker.c_str());
+  return r;
+}
+
+TEST(CrashRecheck, AHungChildOfAnUnfrozenImageIsCheckedAgain) {
+  result r = run_locked_canary("/tmp/pmindex-crash-recheck-", false);
+  EXPECT_EQ(r.violations, 0u) << (r.messages.empty() ? "" : r.messages[0]);
+  EXPECT_GE(r.rechecked, 1u);  // the first child did hang
+  EXPECT_GE(r.images, 1u);
+}
+
+TEST(CrashRecheck, AHungChildOfAFrozenImageIsCheckedAgain) {
+  result r = run_locked_canary("/tmp/pmindex-crash-recheck-frozen-", true);
   EXPECT_EQ(r.violations, 0u) << (r.messages.empty() ? "" : r.messages[0]);
   EXPECT_GE(r.rechecked, 1u);  // the first child did hang
   EXPECT_LT(r.unfrozen, r.images);  // and some image was frozen (the sleeping holder counts as blocked)
