@@ -5,6 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include "pmindex/error.hpp"
 #include "pmindex/util/hash.hpp"
@@ -227,5 +231,22 @@ uint64_t seq_key(uint64_t seed, uint64_t i) {
 }
 
 uint64_t seq_value(uint64_t key) { return key * 0x2545F4914F6CDD1Dull + 1; }
+
+std::vector<std::string> remove_stale_pools(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    size_t i = prefix.size(), end = i;
+    while (end < name.size() && end - i < 10 && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+    if (end == i || (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])))) continue;
+    long pid = std::strtol(name.substr(i, end - i).c_str(), nullptr, 10);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (::unlink(e.path().c_str()) == 0) removed.push_back(e.path().string());
+  }
+  return removed;
+}
 
 }  // namespace pmindex::cli

@@ -58,6 +58,14 @@ class args {
 
 uint64_t parse_size(const std::string& option, const std::string& text);
 
+// Removes the files in `dir` named `prefix` + PID + anything whose process
+// no longer exists: pools a verb names after its pid (stress, damagetest)
+// and that a run killed before its cleanup left behind (a 256 MB pool in
+// /dev/shm is memory until someone deletes it). A live pid's file, or one
+// whose owner this process may not signal, is left alone. Returns the
+// paths removed.
+std::vector<std::string> remove_stale_pools(const std::string& dir, const std::string& prefix);
+
 // --index --pool --pool-size --mode --flush --pm-write-ns (and --params).
 options index_options(args& a, pm::open_mode open);
 

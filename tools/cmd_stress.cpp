@@ -507,7 +507,11 @@ int cmd_stress(args& a) {
   a.finish();
   if (ra.threads < 1 || ra.threads > 256) throw error(errc::usage, "--threads must be 1..256");
   if (ra.keys < 2) throw error(errc::usage, "--keys must be at least 2");
-  if (!pool_given) o.pool_path = "/dev/shm/pmindex-stress-" + std::to_string(::getpid()) + ".pool";
+  if (!pool_given) {
+    for (auto& f : remove_stale_pools("/dev/shm", "pmindex-stress-"))
+      std::fprintf(stderr, "stress: removed %s (left by a run that did not finish)\n", f.c_str());
+    o.pool_path = "/dev/shm/pmindex-stress-" + std::to_string(::getpid()) + ".pool";
+  }
   o.quiet = true;
   auto e = find_index(o.index);
   if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
