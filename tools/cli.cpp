@@ -232,8 +232,7 @@ uint64_t seq_key(uint64_t seed, uint64_t i) {
 
 uint64_t seq_value(uint64_t key) { return key * 0x2545F4914F6CDD1Dull + 1; }
 
-std::vector<std::string> remove_stale_pools(const std::string& dir, const std::string& prefix) {
-  std::vector<std::string> removed;
+void remove_stale_pools(const std::string& verb, const std::string& dir, const std::string& prefix) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
@@ -244,9 +243,9 @@ std::vector<std::string> remove_stale_pools(const std::string& dir, const std::s
     long pid = std::strtol(name.substr(i, end - i).c_str(), nullptr, 10);
     if (pid <= 0 || pid == ::getpid()) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
-    if (::unlink(e.path().c_str()) == 0) removed.push_back(e.path().string());
+    if (::unlink(e.path().c_str()) == 0)
+      std::fprintf(stderr, "%s: removed %s (left by a run that did not finish)\n", verb.c_str(), e.path().c_str());
   }
-  return removed;
 }
 
 }  // namespace pmindex::cli

@@ -62,9 +62,9 @@ uint64_t parse_size(const std::string& option, const std::string& text);
 // no longer exists: pools a verb names after its pid (stress, damagetest)
 // and that a run killed before its cleanup left behind (a 256 MB pool in
 // /dev/shm is memory until someone deletes it). A live pid's file, or one
-// whose owner this process may not signal, is left alone. Returns the
-// paths removed.
-std::vector<std::string> remove_stale_pools(const std::string& dir, const std::string& prefix);
+// whose owner this process may not signal, is left alone. Each removal is
+// noted on stderr as "VERB: removed PATH (...)".
+void remove_stale_pools(const std::string& verb, const std::string& dir, const std::string& prefix);
 
 // --index --pool --pool-size --mode --flush --pm-write-ns (and --params).
 options index_options(args& a, pm::open_mode open);

@@ -375,8 +375,7 @@ int cmd_damagetest(args& a) {
   }
   if (configs.empty()) throw error(errc::usage, "unknown index '" + which + "' (see `pmindex list`)");
 
-  for (auto& f : remove_stale_pools("/dev/shm", "pmindex-damage."))
-    std::fprintf(stderr, "damagetest: removed %s (left by a run that did not finish)\n", f.c_str());
+  remove_stale_pools("damagetest", "/dev/shm", "pmindex-damage.");
   uint64_t failures = 0;
   for (auto& c : configs) {
     pristine pr[2];

@@ -508,8 +508,7 @@ int cmd_stress(args& a) {
   if (ra.threads < 1 || ra.threads > 256) throw error(errc::usage, "--threads must be 1..256");
   if (ra.keys < 2) throw error(errc::usage, "--keys must be at least 2");
   if (!pool_given) {
-    for (auto& f : remove_stale_pools("/dev/shm", "pmindex-stress-"))
-      std::fprintf(stderr, "stress: removed %s (left by a run that did not finish)\n", f.c_str());
+    remove_stale_pools("stress", "/dev/shm", "pmindex-stress-");
     o.pool_path = "/dev/shm/pmindex-stress-" + std::to_string(::getpid()) + ".pool";
   }
   o.quiet = true;

@@ -25,4 +25,9 @@ echo "$out" | grep -q "removed $d/pmindex-stress-$dead.pool" || fail "no note of
 [ -e "$d/pmindex-stress-x$dead.pool" ] || fail "a name without a pid after the prefix was removed"
 [ -e "$d/pmindex-stressy-$dead.pool" ] || fail "another prefix was removed"
 [ -e "$d/pmindex-damage.$dead.canary.u.clean" ] || fail "stress removed damagetest's file"
+
+out=$("$P" damagetest --index canary --cases 1 2>&1) || fail "damagetest failed: $out"
+[ ! -e "$d/pmindex-damage.$dead.canary.u.clean" ] || fail "a dead run's damagetest file was left"
+echo "$out" | grep -q "damagetest: removed $d/pmindex-damage.$dead.canary.u.clean" || fail "no note of the removal: $out"
+[ -e "$d/pmindex-stress-$live.pool" ] || fail "damagetest removed a live process's stress pool"
 echo ok
