@@ -180,14 +180,20 @@ inline uint64_t tsc_end() noexcept {
 // ------------------------------------------------------------ prefill
 
 template <class T>
-void prefill_slice(T& tgt, uint64_t lo, uint64_t hi, const key_map& keys, const prefill_ids& ids, thread_ctx& c,
-                   shared_state& s) {
+void prefill_slice(T& tgt, uint64_t lo, uint64_t hi, const key_map& keys, const prefill_ids& ids, bool sorted,
+                   thread_ctx& c, shared_state& s) {
   const uint64_t m = hi - lo, step = coprime_step(m);
+  std::vector<uint64_t> in_order;  // sorted: the slice's keys, made and sorted untimed
+  if (sorted) {
+    in_order.resize(m);
+    for (uint64_t j = 0; j < m; ++j) in_order[j] = keys(ids(lo + j));
+    std::sort(in_order.begin(), in_order.end());
+  }
   auto c0 = pm::thread_counters();
   auto t0 = steady::now();
   uint64_t pos = 0, ok = 0;
   for (uint64_t j = 0; j < m; ++j) {
-    uint64_t k = keys(ids(lo + pos));
+    uint64_t k = sorted ? in_order[j] : keys(ids(lo + pos));
     ok += tgt.insert(k, value_of(k));
     pos += step;
     if (pos >= m) pos -= m;

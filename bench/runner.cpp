@@ -199,6 +199,11 @@ void resolve(session& x, const run_config& in, const std::vector<workload>& phas
   auto& cfg = x.cfg;
   x.use_plugin = !cfg.plugin.empty();
   x.bytes = cfg.byte_path();
+  if (cfg.prefill_sorted) {
+    if (x.bytes) throw error(errc::usage, "--prefill-order sorted takes u64 keys with 8-byte values only");
+    x.base.notes.push_back(cfg.threads > 1 ? "prefill: each thread inserted its slice in ascending key order"
+                                           : "prefill: in ascending key order");
+  }
   if (!x.use_plugin) {
     x.entry = find_index(cfg.index);
     if (!x.entry) throw error(errc::usage, "unknown index '" + cfg.index + "' (see `pmindex list`)");
@@ -301,7 +306,7 @@ void prefill(session& x, run_result& r) {
         uint64_t lo = ninst > 1 ? 0 : n * t / T, hi = ninst > 1 ? n : n * (t + 1) / T;
         x.with_target(t, [&](auto& tg) {
           if (x.bytes) prefill_slice_bytes(tg, lo, hi, x.ids, c, x.s);
-          else prefill_slice(tg, lo, hi, x.keys, x.ids, c, x.s);
+          else prefill_slice(tg, lo, hi, x.keys, x.ids, x.cfg.prefill_sorted, c, x.s);
         });
       },
       [&] { supervise(x.cfg, x.s, T, "prefill", n * ninst, false); });

@@ -62,6 +62,10 @@ struct run_config {
   // Prefill a random id from each of n equal slices of [0, key_space)
   // instead of ids 0..n-1 (with key_space = 2n: a random half, as VERLIB).
   bool prefill_spread = false;
+  // Each prefill thread inserts its slice in ascending key order instead of
+  // a scattered one (u64 path only): blocks then sit in key order, the
+  // best layout a scan can meet.
+  bool prefill_sorted = false;
 };
 
 struct op_stats {

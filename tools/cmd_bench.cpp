@@ -102,6 +102,7 @@ int cmd_bench(args& a) {
   double selectivity = a.opt_real("selectivity", 0, 1).value_or(-1);
   std::string inserts = a.str("inserts", "fresh");
   std::string prefill = a.str("prefill", "low");
+  std::string prefill_order = a.str("prefill-order", "scattered");
   const bool same_index = a.flag("same-index");
   const std::string grid = a.str("preset", "");
   a.finish();
@@ -141,6 +142,10 @@ int cmd_bench(args& a) {
     base.prefill_spread = true;
   else if (prefill != "low")
     throw error(errc::usage, "unknown --prefill '" + prefill + "' (low, spread)");
+  if (prefill_order == "sorted")
+    base.prefill_sorted = true;
+  else if (prefill_order != "scattered")
+    throw error(errc::usage, "unknown --prefill-order '" + prefill_order + "' (scattered, sorted)");
   if (base.range_threads >= base.threads)
     throw error(errc::usage, "--range-threads must be less than --threads (the others run the workload)");
   if (selectivity >= 0 && range_size)
@@ -336,6 +341,7 @@ int cmd_bench(args& a) {
       opts.set("range_size", base.range_size);
       opts.set("inserts", inserts);
       opts.set("prefill", prefill);
+      opts.set("prefill_order", prefill_order);
       opts.set("same_index", same_index);
       if (!grid.empty()) opts.set("preset", grid);
       if (!dist.empty()) opts.set("distribution", dist);

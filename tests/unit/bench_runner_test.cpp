@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -20,8 +21,12 @@ class fibbing_index final : public u64_index {
   fibbing_index(pm::pool& p, int64_t skew, bool lie = false) : u64_index(p), skew_(skew), lie_(lie) {}
   bool insert(uint64_t k, uint64_t v) override {
     std::lock_guard l(mu_);
+    if (inserts_++ && k < last_) g_descending_inserts.fetch_add(1, std::memory_order_relaxed);
+    last_ = k;
     return m_.emplace(k, v).second;
   }
+  // Inserts whose key was below the one before (the prefill-order test).
+  static inline std::atomic<uint64_t> g_descending_inserts{0};
   bool update(uint64_t k, uint64_t v) override {
     std::lock_guard l(mu_);
     auto it = m_.find(k);
@@ -56,6 +61,7 @@ class fibbing_index final : public u64_index {
 
  private:
   std::mutex mu_;
+  uint64_t inserts_ = 0, last_ = 0;
   std::map<uint64_t, uint64_t> m_;
   int64_t skew_;
   bool lie_;
@@ -284,6 +290,30 @@ TEST(BenchRunner, RangeThreadsRandomInsertsSpreadPrefill) {
   EXPECT_LT(ins.ok, ins.done);          // about half the keys are present
   EXPECT_GT(rd.ok, rd.done / 4);        // and about half the reads hit
   EXPECT_LT(rd.ok, rd.done * 3 / 4);
+}
+
+// --prefill-order sorted: one thread inserts the prefill in ascending key
+// order (the default order is scattered: it descends now and then). The
+// byte path refuses it.
+TEST(BenchRunner, SortedPrefillInsertsInKeyOrder) {
+  register_fibbers();
+  for (bool sorted : {false, true}) {
+    auto c = small("bench-test-honest", "ycsb-c");  // no inserts after the prefill
+    c.threads = 1;
+    c.prefill_sorted = sorted;
+    fibbing_index::g_descending_inserts = 0;
+    auto r = run(c);
+    EXPECT_FALSE(r.failed) << r.failure;
+    EXPECT_EQ(r.load_ok, 5000u);
+    if (sorted)
+      EXPECT_EQ(fibbing_index::g_descending_inserts.load(), 0u);
+    else
+      EXPECT_GT(fibbing_index::g_descending_inserts.load(), 1000u);
+  }
+  auto c = small("bench-test-bytes", "ycsb-c");
+  c.dataset = "names";
+  c.prefill_sorted = true;
+  EXPECT_THROW(run(c), error);
 }
 
 // The byte path: every generated dataset and a value size other than 8 run

@@ -43,13 +43,14 @@ struct node16_ops {
     return nullptr;
   }
 
+  // Ascending digit order from digit `from` on; f(digit, slot) returns true to stop.
   template <class F>
-  static bool for_each(node* n, F&& f) {
+  static bool for_each(node* n, F&& f, unsigned from = 0) {
     uint16_t sorted[16];  // key << 8 | slot
     unsigned c = 0;
     for (uint64_t b = load_bitmap(n); b; b &= b - 1) {
       unsigned s = unsigned(std::countr_zero(b));
-      sorted[c++] = uint16_t(n->key[s] << 8 | s);
+      if (n->key[s] >= from) sorted[c++] = uint16_t(n->key[s] << 8 | s);
     }
     std::sort(sorted, sorted + c);
     for (unsigned i = 0; i < c; ++i)

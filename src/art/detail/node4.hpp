@@ -56,13 +56,13 @@ struct node4_ops {
     return nullptr;
   }
 
-  // Ascending digit order; f(digit, slot) returns true to stop.
+  // Ascending digit order from digit `from` on; f(digit, slot) returns true to stop.
   template <class F>
-  static bool for_each(node* n, F&& f) {
+  static bool for_each(node* n, F&& f, unsigned from = 0) {
     uint64_t m = load_meta(n);
     for (unsigned r = 0, c = count_of(m); r < c; ++r) {
       unsigned s = slot_at(m, r);
-      if (f(key_of(m, s), &n->child[s])) return true;
+      if (key_of(m, s) >= from && f(key_of(m, s), &n->child[s])) return true;
     }
     return false;
   }

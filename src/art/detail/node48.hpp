@@ -45,8 +45,8 @@ struct node48_ops {
   }
 
   template <class F>
-  static bool for_each(node* n, F&& f) {
-    for (unsigned d = 0; d < 256; ++d)
+  static bool for_each(node* n, F&& f, unsigned from = 0) {
+    for (unsigned d = from; d < 256; ++d)
       if (unsigned i = idx(n, d); i && f(d, &n->child[i - 1])) return true;
     return false;
   }

@@ -42,8 +42,8 @@ struct direct_ops {
   }
 
   template <class F>
-  static bool for_each(node* n, F&& f) {
-    for (unsigned d = 0; d < Fanout; ++d)
+  static bool for_each(node* n, F&& f, unsigned from = 0) {
+    for (unsigned d = from; d < Fanout; ++d)
       if (__atomic_load_n(&n->child[d], __ATOMIC_ACQUIRE) && f(d, &n->child[d])) return true;
     return false;
   }

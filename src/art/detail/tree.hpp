@@ -140,6 +140,17 @@ class art_index final : public u64_index, node_kit<P, false> {
   };
   template <class S>
   bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s);
+  // Always inlined: GCC takes a function whose only effect is a prefetch
+  // for one without effects and drops the call.
+  [[gnu::always_inline]] inline void prefetch_child(uint64_t k);
+  // Records a scan counts on below an inner child when it decides how far
+  // ahead to prefetch. Measured (docs/results/scan.md, session 38): with
+  // 256-way nodes (WOART, ART+CoW) 16 (a guess of 1 asks for ~100 Node256s
+  // at the top for a scan100, lines never read); with WORT's 16-way nodes 1
+  // (its inner children near the leaves hold 2-3 records; the walk for 16
+  // made its scan100 16% slower, and even with 1 it lost 10%: WORT keeps
+  // the walk it had).
+  static constexpr size_t k_inner_guess = dg::k_fanout >= 256 ? 16 : 1;
 
   // --- verification and recovery (tree_verify.hpp)
   std::string check_rec(uint64_t w, unsigned pos, uint64_t path_key, uint64_t path_mask, int64_t& n,
@@ -323,30 +334,70 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
     if (mine > want) bounded = false;
   }
   unsigned c = bounded ? dg::at(s.from, b) : 0;
-  // The children the walk will visit, in order; then the first of them it
-  // needs are asked for at once: each is a block of its own (a leaf: one
-  // record), so a walk reading them one after another takes one miss after
-  // another (perf: most of a scan). No writer runs, so the words stay.
+  // The children are gathered in key order, then walked; each is a block of
+  // its own (a leaf: one record), so a walk reading them one after another
+  // takes one miss after another (perf: most of a scan). So the walk asks
+  // ahead for the children it will need: each leaf up to the records the
+  // scan still wants, and inner children counted as k_inner_guess records.
+  // No writer runs, so the words stay.
   uint64_t kid[dg::k_fanout];
   uint8_t digit[dg::k_fanout];
-  unsigned nk = 0;
-  visit(w, [&](auto ops, auto* n) {
-    return ops.for_each(n, [&](unsigned d, uint64_t* slot) {
-      if (bounded && d < c) return false;
-      kid[nk] = __atomic_load_n(slot, __ATOMIC_ACQUIRE), digit[nk++] = uint8_t(d);
-      return false;
+  if constexpr (k_inner_guess == 1) {  // WORT: the whole node at once, as many children asked for as records wanted
+    unsigned nk = 0;
+    visit(w, [&](auto ops, auto* n) {
+      return ops.for_each(
+          n,
+          [&](unsigned d, uint64_t* slot) {
+            kid[nk] = __atomic_load_n(slot, __ATOMIC_ACQUIRE), digit[nk++] = uint8_t(d);
+            return false;
+          },
+          c);
     });
-  });
-  for (unsigned i = 0, ahead = unsigned(std::min<size_t>(nk, s.wanted())); i < ahead; ++i) {
-    const char* at = p_.template ptr<char>(off_of(kid[i]));
-    __builtin_prefetch(at);
-    if (!is_leaf(kid[i]))  // the lines its own walk reads first (a Node16's keys and children)
-      for (uint64_t l = 64, z = std::min<uint64_t>(node_size(kind_of(kid[i])), 192); l < z; l += 64)
-        __builtin_prefetch(at + l);
+    for (unsigned i = 0, ahead = unsigned(std::min<size_t>(nk, s.wanted())); i < ahead; ++i) prefetch_child(kid[i]);
+    for (unsigned i = 0; i < nk; ++i)
+      if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
+    return false;
+  } else {
+    // 256-way nodes: children gathered in batches of about what the scan
+    // wants (not up to 256 words), and asked for a few ahead as the walk
+    // goes (asking for ~100 Node256s at the top would fill the memory
+    // pipeline with lines the scan never reads).
+    for (unsigned from = c;;) {
+      const unsigned cap = unsigned(std::clamp<size_t>(s.wanted() + 1, 4, dg::k_fanout));
+      unsigned nk = 0;
+      visit(w, [&](auto ops, auto* n) {
+        return ops.for_each(
+            n,
+            [&](unsigned d, uint64_t* slot) {
+              kid[nk] = __atomic_load_n(slot, __ATOMIC_ACQUIRE), digit[nk++] = uint8_t(d);
+              return nk == cap;
+            },
+            from);
+      });
+      unsigned ahead = 0, leaves = 0, inners = 0;  // kid[i, ahead) are asked for: so many of each
+      for (unsigned i = 0; i < nk; ++i) {
+        while (ahead < nk && (ahead == i || leaves + inners * k_inner_guess < s.wanted())) {
+          prefetch_child(kid[ahead]);
+          ++(is_leaf(kid[ahead++]) ? leaves : inners);
+        }
+        if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
+        --(is_leaf(kid[i]) ? leaves : inners);
+      }
+      if (nk < cap || digit[nk - 1] + 1u >= dg::k_fanout) return false;  // the node is walked
+      from = digit[nk - 1] + 1u;
+    }
   }
-  for (unsigned i = 0; i < nk; ++i)
-    if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
-  return false;
+}
+
+// The lines a walk of child word k reads first: a leaf's record, an inner
+// node's first three lines (a Node16's keys and child words).
+template <class P>
+inline void art_index<P>::prefetch_child(uint64_t k) {
+  const char* at = p_.template ptr<char>(off_of(k));
+  __builtin_prefetch(at);
+  if (!is_leaf(k))
+    for (uint64_t l = 64, z = std::min<uint64_t>(node_size(kind_of(k)), 192); l < z; l += 64)
+      __builtin_prefetch(at + l);
 }
 
 }  // namespace pmindex::art::detail
