@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <emmintrin.h>
 
 #include "art/detail/layout.hpp"
 #include "pmindex/pm/pool.hpp"
@@ -44,13 +45,39 @@ struct node16_ops {
   }
 
   // Ascending digit order from digit `from` on; f(digit, slot) returns true to stop.
+  // A valid slot's place in the order is the number of valid keys below its
+  // own (SSE2: 16 byte compares at once), not a sort: std::sort of the slots
+  // was 7% of a WOART scan. Two valid slots with one key (only a damaged
+  // pool has them) fall back to the sort.
   template <class F>
   static bool for_each(node* n, F&& f, unsigned from = 0) {
+    if (from > 255) return false;
+    const __m128i flip = _mm_set1_epi8(char(0x80));  // unsigned order through signed compares
+    const __m128i keys = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(n->key)), flip);
+    uint32_t valid = uint32_t(load_bitmap(n)) & 0xffff;
+    if (from) valid &= uint32_t(_mm_movemask_epi8(_mm_cmpgt_epi8(keys, _mm_set1_epi8(char((from - 1) ^ 0x80)))));
+    uint8_t order[16];
+    uint32_t places = 0;
+    for (uint32_t b = valid; b; b &= b - 1) {
+      const unsigned s = unsigned(std::countr_zero(b));
+      const __m128i mine = _mm_set1_epi8(char(n->key[s] ^ 0x80));
+      const unsigned below = unsigned(std::popcount(uint32_t(_mm_movemask_epi8(_mm_cmplt_epi8(keys, mine))) & valid));
+      order[below] = uint8_t(s);
+      places |= 1u << below;
+    }
+    const unsigned c = unsigned(std::popcount(valid));
+    if (places != (1u << c) - 1) return for_each_sorted(n, f, valid);
+    for (unsigned i = 0; i < c; ++i)
+      if (f(unsigned(n->key[order[i]]), &n->child[order[i]])) return true;
+    return false;
+  }
+  template <class F>
+  static bool for_each_sorted(node* n, F&& f, uint32_t valid) {
     uint16_t sorted[16];  // key << 8 | slot
     unsigned c = 0;
-    for (uint64_t b = load_bitmap(n); b; b &= b - 1) {
+    for (uint32_t b = valid; b; b &= b - 1) {
       unsigned s = unsigned(std::countr_zero(b));
-      if (n->key[s] >= from) sorted[c++] = uint16_t(n->key[s] << 8 | s);
+      sorted[c++] = uint16_t(n->key[s] << 8 | s);
     }
     std::sort(sorted, sorted + c);
     for (unsigned i = 0; i < c; ++i)
