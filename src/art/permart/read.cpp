@@ -36,6 +36,25 @@ std::optional<uint64_t> tree::lookup(uint64_t key) {
 
 // In-order walk of the subtree at node `v` (as of `ts`), restricted to
 // [lo, hi]; sink(key, value) -> false stops the walk.
+// How many of node n's children (key bytes from..last) a scan that wants
+// `wanted` records asks for at once. A full node's first child in range
+// tells what the others are: inner nodes hold many records each, so asking
+// for `wanted` of them (a scan100 at the top levels: ~100 nodes, two levels)
+// fills the memory pipeline with lines the scan never reads; a few are
+// enough. Leaves (and listed nodes, the lower levels) keep `wanted`. A hint:
+// the slot is read racily (the scan is pinned, the block stays readable).
+size_t tree::children_ahead(header* n, unsigned from, unsigned last, size_t wanted) const {
+  if (n->kind != uint8_t(kind::full)) return wanted;
+  auto* f = reinterpret_cast<full*>(n);
+  for (unsigned b = from; b <= last; ++b) {
+    uint64_t c = __atomic_load_n(&f->slots[b], __ATOMIC_RELAXED);
+    if (!c) continue;
+    if (is_link(c) || hdr(c)->kind == uint8_t(kind::leaf)) return wanted;
+    return std::min<size_t>(wanted, k_inner_ahead);
+  }
+  return wanted;
+}
+
 template <class Sink>
 bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const {
   header* n = hdr(v);
@@ -53,10 +72,15 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
   uint64_t nmin = prefix & prefix_mask(d), nmax = nmin | ~prefix_mask(d);
   if (nmax < lo || nmin > hi) return true;
   unsigned from = lo > nmin ? key_byte(lo, d) : 0;
-  prefetch_children(n, from, hi < nmax ? key_byte(hi, d) : 255, sink.wanted());
+  const unsigned last = hi < nmax ? key_byte(hi, d) : 255;
+  const size_t wanted = sink.wanted(), ahead = children_ahead(n, from, last, wanted);
+  prefetch_children(n, from, last, ahead);
+  const bool window = ahead < wanted;  // a full node of inner children: keep `ahead` slots asked for
   return each_child_from(n, from, [&](unsigned b, uint64_t* s) {
     if (child_max(prefix, d, b) < lo) return true;
     if (child_min(prefix, d, b) > hi) return false;  // and every later child
+    if (window && b + ahead <= last)
+      if (uint64_t a = __atomic_load_n(s + ahead, __ATOMIC_RELAXED)) __builtin_prefetch(hdr(a));
     uint64_t c = load_snap(s, ts);
     return !c || visit(c, lo, hi, ts, sink);
   });

@@ -51,6 +51,8 @@ class tree final : public u64_index, protected core {
   // --- reads (read.cpp)
   template <class Sink>
   bool visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const;
+  size_t children_ahead(header* n, unsigned from, unsigned last, size_t wanted) const;
+  static constexpr size_t k_inner_ahead = 4;  // inner children of a full node asked for at once (scans)
   template <class Sink>
   void snapshot(uint64_t lo, uint64_t hi, Sink& sink);
 
