@@ -72,16 +72,16 @@
 // lock word around the commit store AND its flush and fence, so a reader that
 // read the new value fails validation until it is durable: no lookup returns
 // a state a crash could take back. Writers on different nodes run in
-// parallel. Scans and ranges hold a std::shared_mutex exclusively (writers
-// hold it shared), so a scan is an atomic snapshot, and scans do not run in
-// parallel with writers or with each other (the original's scans were not
-// atomic). Unlinked leaves and nodes are retired through the pool's epochs
+// parallel. Writers pass a writer gate (common/writer_gate.hpp: one
+// exchange on a line of their own); scans and ranges close it shared, so a
+// scan is an atomic snapshot and does not run beside writers, but scans run
+// beside each other (the original's scans were not atomic); check, stats and
+// trace close it alone. Unlinked leaves and nodes are retired through the pool's epochs
 // (every operation runs pinned).
 // Caveats: 48-bit offsets (pools below 256 TiB); keys up to 4096 bytes,
 // values up to 128 MiB; space as the original: a leaf array is 576 bytes
 // whatever its fill (1M sparse u64 keys: 25% full, ~73 B of PM per record);
-// the tree lock is glibc's reader-preferring rwlock, so under a steady
-// stream of writers a scan may wait; generations are 32 bits (a node last
+// generations are 32 bits (a node last
 // touched exactly 2^32 opens ago would look current).
 #pragma once
 
@@ -89,12 +89,12 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/kv_block.hpp"
+#include "common/writer_gate.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -306,7 +306,7 @@ class tree final : public bytes_index {
   uint64_t root_lock_ = 0;  // DRAM: the lock word of the root word's owner
   unsigned cap_ = k_slots;  // records per leaf array (param `leaf`; tests split early)
   common::mutant_switch<mutant> mut_;
-  std::shared_mutex mu_;
+  common::writer_gate gate_;  // writers pass it; scans close it shared, check/stats/trace alone
 };
 
 }  // namespace pmindex::art::roart

@@ -292,7 +292,7 @@ size_t tree::scan(std::string_view from, size_t count, record_buffer& out) {
     out.push_back(common::kv_key(b), common::kv_value(b));
     return ++n < count;
   };
-  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
+  common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
   if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, from, true, sink);
   return n;
 }
@@ -305,7 +305,7 @@ size_t tree::range(std::string_view lo, std::string_view hi, record_buffer& out)
     ++n;
     return true;
   };
-  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
+  common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
   if (uint64_t w = load_acq(&root_->root); w && lo <= hi) scan_node(w, 0, lo, true, sink);
   return n;
 }
@@ -320,7 +320,7 @@ size_t tree::scan(uint64_t from, size_t count, record* out) {
     out[n] = {key_u64(common::kv_key(b)), value_u64(common::kv_value(b))};
     return ++n < count;
   };
-  std::unique_lock lk(mu_);  // no writer meanwhile: an atomic snapshot
+  common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
   if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, kb, true, sink);
   return n;
 }

@@ -15,7 +15,7 @@ using common::load_acq;
 // ---------------------------------------------------------------- trace
 
 void tree::trace(pm::pool::trace_sink& sink) {
-  std::unique_lock lk(mu_);  // writers hold it shared
+  common::writer_gate::closed no_writers(gate_);
   sink.add(p_.off(root_), sizeof(root_block));
   if (uint64_t w = load_acq(&root_->root)) trace_node(sink, w, 0);
 }
@@ -51,7 +51,7 @@ void tree::trace_node(pm::pool::trace_sink& sink, uint64_t w, unsigned pos) {
 // ---------------------------------------------------------------- check
 
 check_result tree::check() {
-  std::unique_lock lk(mu_);  // writers hold it shared
+  common::writer_gate::closed no_writers(gate_);
   uint64_t w = load_acq(&root_->root);
   if (root_->magic != k_magic) return check_result::fail("roart: bad root magic");
   if (!w) return {};
@@ -161,7 +161,7 @@ void tree::count_node(uint64_t w, unsigned depth, census& c) {
 }
 
 index_stats tree::stats() {
-  std::unique_lock lk(mu_);  // writers hold it shared
+  common::writer_gate::closed no_writers(gate_);
   census c;
   if (uint64_t w = load_acq(&root_->root)) count_node(w, 1, c);
   index_stats s;
@@ -169,7 +169,7 @@ index_stats tree::stats() {
   auto u = p_.usage();
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
-  s.dram_bytes = u.dram_bytes + sizeof(*this);
+  s.dram_bytes = u.dram_bytes + sizeof(*this) + common::writer_gate::dram_bytes();
   s.extra.push_back({"leaf_arrays", double(c.arrays)});
   s.extra.push_back({"leaf_array_fill", c.arrays ? double(c.used_slots) / double(c.arrays * k_slots) : 0.0});
   s.extra.push_back({"depth_avg", c.records ? double(c.depth_sum) / double(c.records) : 0.0});

@@ -126,8 +126,8 @@ bool tree::put(std::string_view key, std::string_view value, int mode) {
     check_key(key);
     check_value(value);
   }
-  std::shared_lock lk(mu_);  // scans exclude writers; writers share
   auto pin = p_.pin();
+  common::writer_gate::writer in(gate_, p_.thread_slot());  // scans and check() close it
   for (;;) {
     int r = try_put(key, value, mode);
     if (r >= 0) return r;
@@ -374,7 +374,7 @@ void tree::grow(pending& pb, uint64_t* plock, uint64_t* parent, uint64_t w, unsi
 // leaves are shared, not copied. All flushed, then one swing of *parent.
 void tree::split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos) {
   leaf_array* a = array_at(w);
-  uint64_t s[k_slots];
+  uint64_t s[k_slots] = {};  // (zeroed: GCC cannot see that a full array has k >= 2)
   unsigned k = 0;
   for (uint64_t bm = a->bitmap; bm; bm &= bm - 1) s[k++] = a->slot[std::countr_zero(bm)];
   PMINDEX_ASSERT(k >= 2);
