@@ -52,9 +52,11 @@ struct node16_ops {
   template <class F>
   static bool for_each(node* n, F&& f, unsigned from = 0) {
     if (from > 255) return false;
+    // The bitmap first (acquire), then the keys: a valid slot's key was
+    // written before its bit (min_leaf_word walks beside writers).
+    uint32_t valid = uint32_t(load_bitmap(n)) & 0xffff;
     const __m128i flip = _mm_set1_epi8(char(0x80));  // unsigned order through signed compares
     const __m128i keys = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(n->key)), flip);
-    uint32_t valid = uint32_t(load_bitmap(n)) & 0xffff;
     if (from) valid &= uint32_t(_mm_movemask_epi8(_mm_cmpgt_epi8(keys, _mm_set1_epi8(char((from - 1) ^ 0x80)))));
     uint8_t order[16];
     uint32_t places = 0;
