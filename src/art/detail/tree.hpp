@@ -342,38 +342,26 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
   // No writer runs, so the words stay.
   uint64_t kid[dg::k_fanout];
   uint8_t digit[dg::k_fanout];
-  if constexpr (k_inner_guess == 1) {  // WORT: the whole node at once, as many children asked for as records wanted
+  // 256-way nodes gather their children in batches of about what the scan
+  // wants, not up to 256 words; WORT's 16-way nodes whole.
+  for (unsigned from = c;;) {
+    const unsigned cap =
+        k_inner_guess == 1 ? dg::k_fanout : unsigned(std::clamp<size_t>(s.wanted() + 1, 4, dg::k_fanout));
     unsigned nk = 0;
     visit(w, [&](auto ops, auto* n) {
       return ops.for_each(
           n,
           [&](unsigned d, uint64_t* slot) {
             kid[nk] = __atomic_load_n(slot, __ATOMIC_ACQUIRE), digit[nk++] = uint8_t(d);
-            return false;
+            return nk == cap;
           },
-          c);
+          from);
     });
-    for (unsigned i = 0, ahead = unsigned(std::min<size_t>(nk, s.wanted())); i < ahead; ++i) prefetch_child(kid[i]);
-    for (unsigned i = 0; i < nk; ++i)
-      if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
-    return false;
-  } else {
-    // 256-way nodes: children gathered in batches of about what the scan
-    // wants (not up to 256 words), and asked for a few ahead as the walk
-    // goes (asking for ~100 Node256s at the top would fill the memory
-    // pipeline with lines the scan never reads).
-    for (unsigned from = c;;) {
-      const unsigned cap = unsigned(std::clamp<size_t>(s.wanted() + 1, 4, dg::k_fanout));
-      unsigned nk = 0;
-      visit(w, [&](auto ops, auto* n) {
-        return ops.for_each(
-            n,
-            [&](unsigned d, uint64_t* slot) {
-              kid[nk] = __atomic_load_n(slot, __ATOMIC_ACQUIRE), digit[nk++] = uint8_t(d);
-              return nk == cap;
-            },
-            from);
-      });
+    if constexpr (k_inner_guess == 1) {  // WORT: as many children asked for at once as records wanted
+      for (unsigned i = 0, ahead = unsigned(std::min<size_t>(nk, s.wanted())); i < ahead; ++i) prefetch_child(kid[i]);
+      for (unsigned i = 0; i < nk; ++i)
+        if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
+    } else {  // a window that slides as the walk goes (~100 Node256s asked for at the top would fill the memory pipeline)
       unsigned ahead = 0, leaves = 0, inners = 0;  // kid[i, ahead) are asked for: so many of each
       for (unsigned i = 0; i < nk; ++i) {
         while (ahead < nk && (ahead == i || leaves + inners * k_inner_guess < s.wanted())) {
@@ -383,9 +371,9 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
         if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
         --(is_leaf(kid[i]) ? leaves : inners);
       }
-      if (nk < cap || digit[nk - 1] + 1u >= dg::k_fanout) return false;  // the node is walked
-      from = digit[nk - 1] + 1u;
     }
+    if (nk < cap || digit[nk - 1] + 1u >= dg::k_fanout) return false;  // the node is walked
+    from = digit[nk - 1] + 1u;
   }
 }
 
