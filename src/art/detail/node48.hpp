@@ -4,6 +4,8 @@
 // index byte names (so a child word left behind by a crash is harmless).
 #pragma once
 
+#include <immintrin.h>
+
 #include <bit>
 #include <cstdint>
 
@@ -44,16 +46,33 @@ struct node48_ops {
     return i ? &n->child[i - 1] : nullptr;
   }
 
+  // The digits from `base` to base + 15 that name a child, as a bit mask: 16
+  // index bytes compared at once (SSE2). A Node48 names at most 48 of its
+  // 256 digits, and testing them one by one mispredicts a branch per child
+  // (perf: a third of a WOART scan100 at 10K records). Only where to look:
+  // the walks read a named digit's byte again (acquire) before its child.
+  static uint32_t named(const node* n, unsigned base) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n->index + base));
+    return ~uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()))) & 0xffff;
+  }
+
+  // Ascending digit order from digit `from` on; f(digit, slot) returns true to stop.
   template <class F>
   static bool for_each(node* n, F&& f, unsigned from = 0) {
-    for (unsigned d = from; d < 256; ++d)
-      if (unsigned i = idx(n, d); i && f(d, &n->child[i - 1])) return true;
+    for (unsigned base = from & ~15u; base < 256; base += 16)
+      for (uint32_t m = named(n, base) & (0xffffu << (from > base ? from - base : 0)); m; m &= m - 1) {
+        const unsigned d = base + unsigned(std::countr_zero(m));
+        if (unsigned i = idx(n, d); i && f(d, &n->child[i - 1])) return true;
+      }
     return false;
   }
 
   static int next(node* n, unsigned from, uint64_t** slot) {
-    for (unsigned d = from; d < 256; ++d)
-      if (unsigned i = idx(n, d)) return *slot = &n->child[i - 1], int(d);
+    for (unsigned base = from & ~15u; base < 256; base += 16)
+      for (uint32_t m = named(n, base) & (0xffffu << (from > base ? from - base : 0)); m; m &= m - 1) {
+        const unsigned d = base + unsigned(std::countr_zero(m));
+        if (unsigned i = idx(n, d)) return *slot = &n->child[i - 1], int(d);
+      }
     return -1;
   }
 
