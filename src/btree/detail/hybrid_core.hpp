@@ -218,33 +218,37 @@ class hybrid_core {
   // prefetch below).
   template <class Rec, class Emit>
   void scan_leaves(const typename K::probe& lower, size_t expect, Rec* buf, Emit&& emit) {
-    {
-      // The leaves the scan will likely read next are listed, in order, in
-      // the DRAM inner node above the first: asking for them now overlaps
-      // their misses, which the chain alone would take one leaf at a time
-      // (each next offset sits in the leaf before it).
-      // Leaves are at least half full after a split: expect/(C/2) leaves
-      // beyond the first cover the scan (up to k_scan_hints).
-      uint64_t hint[k_scan_hints];
-      const unsigned n = unsigned(std::min<size_t>(k_scan_hints, expect / std::max<uint32_t>(1, ops_.max_entries() / 2)));
-      if (uint64_t first = inner_.find(lower, hint, n)) prefetch_leaf(at(first));
-      for (unsigned i = 0; i < n && hint[i]; ++i) prefetch_leaf(at(hint[i]));
-    }
+    // The leaves the scan will likely read next are listed, in order, in the
+    // DRAM inner node above the first: asking for them early overlaps their
+    // misses, which the chain alone would take one leaf at a time (each next
+    // offset sits in the leaf before it). Leaves are at least half full after
+    // a split: expect/(C/2) leaves beyond the first cover the scan (up to
+    // k_scan_hints). The scan keeps k_hints_ahead of them asked for, one more
+    // per leaf it reads: asking for all at once (LB+-Tree: 8 leaves, 32 lines)
+    // queued the later ones behind full line-fill buffers, and the scan
+    // waited on its prefetch instructions.
+    uint64_t hint[k_scan_hints];
+    const unsigned n = unsigned(std::min<size_t>(k_scan_hints, expect / std::max<uint32_t>(1, ops_.max_entries() / 2)));
+    unsigned ahead = 0;  // hints asked for so far
+    if (uint64_t first = inner_.find(lower, hint, n)) prefetch_leaf(at(first));
+    for (; ahead < n && ahead < k_hints_ahead && hint[ahead]; ++ahead) prefetch_leaf(at(hint[ahead]));
     uint64_t off = read_leaf(lower, [](leaf*) {});
     while (off) {
       leaf* l = at(off);
       auto& lk = ops_.lock(off, l);
       uint64_t v = lk.read_begin();
       size_t m = collect(l, lower, buf);
-      uint64_t n = ops_.next(l);
+      uint64_t nx = ops_.next(l);
       if (!lk.validate(v)) continue;  // a writer changed the leaf: read it again
-      if (n) prefetch_leaf(at(n));    // its lines arrive while emit() sorts this one
+      if (nx) prefetch_leaf(at(nx));  // its lines arrive while emit() sorts this one
+      if (ahead < n && hint[ahead]) prefetch_leaf(at(hint[ahead++]));
       if (!emit(buf, m)) return;
-      off = n;
+      off = nx;
     }
   }
 
-  static constexpr unsigned k_scan_hints = 8;
+  static constexpr unsigned k_hints_ahead = 4;
+  static constexpr unsigned k_scan_hints = 16;
   // Asks for every line of a leaf at once. Live slots are spread over the
   // whole leaf and a scan's leaves are not adjacent in the pool, so reading
   // slot by slot would take the leaf's cache misses one after another.
