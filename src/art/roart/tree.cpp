@@ -271,8 +271,10 @@ bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& 
   // than `level` (a sound tree has none) goes first, in bucket 0.
   constexpr uint8_t k_none = 0xff;
   const unsigned lv = a->level;
+  // (No array here has a constructor: at 10M records most arrays hold one or
+  // two records, and a version that cleared a 64-entry array of
+  // string_views on every array visit made a 10M scan100 0.68x.)
   const common::kv_block* got[k_slots];
-  std::string_view key[k_slots];
   uint8_t first[257], next[k_slots];  // bucket -> its first record, record -> the next one
   uint64_t used[5] = {};
   unsigned k = 0;
@@ -280,13 +282,13 @@ bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& 
     std::string_view kk = common::kv_key(blk[i]);
     if (bounded && kk < from) continue;
     const unsigned j = k++, b = kk.size() > lv ? uint8_t(kk[lv]) + 1u : 0u;
-    got[j] = blk[i], key[j] = kk;
+    got[j] = blk[i];
     uint8_t* at = &first[b];
     if (!(used[b >> 6] >> (b & 63) & 1)) {
       used[b >> 6] |= uint64_t{1} << (b & 63);
       *at = k_none;
     }
-    while (*at != k_none && key[*at] < kk) at = &next[*at];
+    while (*at != k_none && common::kv_key(got[*at]) < kk) at = &next[*at];
     next[j] = *at;
     *at = uint8_t(j);
   }
