@@ -68,12 +68,9 @@ struct node48_ops {
   }
 
   static int next(node* n, unsigned from, uint64_t** slot) {
-    for (unsigned base = from & ~15u; base < 256; base += 16)
-      for (uint32_t m = named(n, base) & (0xffffu << (from > base ? from - base : 0)); m; m &= m - 1) {
-        const unsigned d = base + unsigned(std::countr_zero(m));
-        if (unsigned i = idx(n, d)) return *slot = &n->child[i - 1], int(d);
-      }
-    return -1;
+    int d = -1;
+    for_each(n, [&](unsigned dd, uint64_t* s) { return *slot = s, d = int(dd), true; }, from);
+    return d;
   }
 
   static unsigned free_slot(const node* n) {
