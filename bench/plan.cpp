@@ -65,9 +65,11 @@ uint64_t default_pool_size(const run_config& cfg, const std::vector<workload>& p
   if (cfg.random_inserts) recs = static_cast<double>(std::max(cfg.records, cfg.key_space));
   // An index with a key limit (arraylist) reserves room for every key below
   // it when it is created.
-  if (auto e = find_index(cfg.index))
-    if (const uint64_t limit = key_limit(*e, cfg.base.params)) recs = std::max(recs, static_cast<double>(limit));
   double per_record = 512;
+  if (auto e = find_index(cfg.index)) {
+    if (const uint64_t limit = key_limit(*e, cfg.base.params)) recs = std::max(recs, static_cast<double>(limit));
+    per_record = e->pool_bytes_per_record;
+  }
   if (cfg.byte_path() && cfg.data) {
     // Mean key length over a sample of ids; keys and values may be stored
     // twice (a leaf and a copy-on-write, a key prefix and a suffix).

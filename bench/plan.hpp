@@ -28,8 +28,9 @@ struct fit {
 fit fit_to_index(run_config& cfg, bool mode_given);
 
 // A pool size for the runs of `cfg` over `phases`: room for the prefill and
-// the inserts a run could make, at 512 bytes per record plus twice the key
-// and value bytes on the byte path, at least 256 MiB, in whole MiB.
+// the inserts a run could make, at the index's pool_bytes_per_record (512
+// unless its entry says more) plus twice the key and value bytes on the byte
+// path, at least 256 MiB, in whole MiB.
 uint64_t default_pool_size(const run_config& cfg, const std::vector<workload>& phases);
 
 }  // namespace pmindex::bench

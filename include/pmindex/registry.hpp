@@ -129,6 +129,11 @@ struct index_entry {
   std::vector<key_kind> key_kinds = {key_kind::u64};  // the first is the default of `keys=`
   size_t max_key = 8;               // longest byte key (keys=bytes)
   size_t max_value = 8;             // longest value (keys=bytes)
+  // Pool bytes one record may take at the index's worst scale (u64 keys).
+  // `pmindex bench` sizes its default pool from it; an index whose layout
+  // wastes space at some scale (ROART's near-empty leaf arrays at 10M)
+  // says so here rather than failing a default run with a full pool.
+  uint32_t pool_bytes_per_record = 512;
   // What a scan (and range) running beside writers returns, one sentence:
   // "atomic snapshot", or what it does promise.
   std::string scan_guarantee;

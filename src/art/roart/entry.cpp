@@ -16,6 +16,11 @@ index_entry make_entry() {
   e.key_kinds = {key_kind::u64, key_kind::bytes};
   e.max_key = tree::k_max_key;
   e.max_value = tree::k_max_value;
+  // A full leaf array splits into one array per distinct next key byte; from
+  // about 10M random keys on most of those hold one or two records (measured:
+  // 524 B/record at 10M, docs/results/pactree10m.md), so a record may take a
+  // 640-byte array block and its 32-byte leaf.
+  e.pool_bytes_per_record = 768;
   e.scan_guarantee = "atomic snapshot (a scan or range excludes writers: it holds the tree lock exclusively)";
   e.params = {{"leaf", "records per leaf array before it splits (tests: small, so short histories split)",
                "64", {}, 2, 64}};

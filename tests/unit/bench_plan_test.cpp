@@ -1,0 +1,32 @@
+// The harness's default pool size: room for every record at what the index
+// says a record may take, so a default run does not fail with a full pool.
+#include <gtest/gtest.h>
+
+#include "plan.hpp"
+
+namespace pmindex::bench {
+namespace {
+
+uint64_t default_size(const std::string& index, uint64_t records) {
+  run_config cfg;
+  cfg.index = index;
+  cfg.records = records;
+  return default_pool_size(cfg, {parse_workload("scan=1:100")});
+}
+
+TEST(BenchPlan, DefaultPoolHoldsEveryRecordAtTheIndexsRate) {
+  const uint64_t n = 10'000'000;
+  // A scan-only run inserts nothing: the prefill alone, at 512 B a record.
+  EXPECT_GE(default_size("fptree", n), n * 512);
+  EXPECT_LT(default_size("fptree", n), n * 512 + (uint64_t{128} << 20));
+  // ROART's near-empty leaf arrays take 524 B a record at 10M random keys
+  // (docs/results/pactree10m.md): more than 512 must be asked for.
+  EXPECT_GE(default_size("roart", n), n * 768);
+}
+
+TEST(BenchPlan, DefaultPoolIsAtLeast256MiB) {
+  EXPECT_EQ(default_size("fptree", 1000), uint64_t{256} << 20);
+}
+
+}  // namespace
+}  // namespace pmindex::bench
