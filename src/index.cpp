@@ -97,14 +97,6 @@ void index::abandon() {
 // ------------------------------------------------------------------ u64_index
 
 namespace {
-// The smallest 8-byte key >= s, as an integer; false if there is none.
-bool u64_at_or_after(std::string_view s, uint64_t& k) {
-  char b[8] = {};
-  if (!s.empty()) std::memcpy(b, s.data(), s.size() < 8 ? s.size() : 8);  // a default view's data() is null
-  k = key_u64({b, 8});
-  if (s.size() <= 8) return true;  // shorter: zero padding is the first extension
-  return ++k != 0;                 // longer: its 8-byte prefix sorts before it
-}
 // The largest 8-byte key <= s; false if there is none.
 bool u64_at_or_before(std::string_view s, uint64_t& k) {
   char b[8] = {};

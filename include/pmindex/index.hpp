@@ -67,6 +67,15 @@ inline uint64_t key_u64(std::string_view s) noexcept {  // s.size() == 8
   std::memcpy(&be, s.data(), 8);
   return __builtin_bswap64(be);
 }
+// The smallest 8-byte key >= s, as an integer (a scan's start for a bound
+// of any length); false if there is none.
+inline bool u64_at_or_after(std::string_view s, uint64_t& k) noexcept {
+  char b[8] = {};
+  if (!s.empty()) std::memcpy(b, s.data(), s.size() < 8 ? s.size() : 8);  // a default view's data() is null
+  k = key_u64({b, 8});
+  if (s.size() <= 8) return true;  // shorter: zero padding is the first extension
+  return ++k != 0;                 // longer: its 8-byte prefix sorts before it
+}
 inline u64_bytes value_bytes(uint64_t v) noexcept {
   u64_bytes r;
   std::memcpy(r.b, &v, 8);

@@ -72,4 +72,39 @@ inline bool kv_block_valid(const pm::pool& p, uint64_t off, size_t max_key, size
   return b->klen <= max_key && b->vlen <= max_value && p.valid_block(off, kv_block_bytes(b->klen, b->vlen));
 }
 
+// The byte insert or update of an index that names each record by its
+// block: a new block for (key, value), then `commit(kv, old)` stores its
+// offset and returns whether it did (an insert: the key was absent; an
+// update: present, `old` set to the block it replaced). commit's protocol
+// fences before that store, so the block is durable first. Runs pinned; a
+// block never published is freed at once (also when commit throws), a
+// replaced one retired.
+template <class Commit>
+bool publish_kv_block(pm::pool& p, std::string_view key, std::string_view value, Commit&& commit) {
+  const uint64_t kv = make_kv_block(p, key, value);
+  auto g = p.pin();
+  uint64_t old = 0;
+  bool ok;
+  try {
+    ok = commit(kv, old);
+  } catch (...) {
+    p.free(kv);
+    throw;
+  }
+  if (!ok) p.free(kv);
+  else if (old) p.retire(old);
+  return ok;
+}
+
+// The byte remove of such an index: `unlink(old)` removes the record's word
+// durably and sets `old` to its block, which is then retired. Runs pinned.
+template <class Unlink>
+bool unlink_kv_block(pm::pool& p, Unlink&& unlink) {
+  auto g = p.pin();
+  uint64_t old = 0;
+  if (!unlink(old)) return false;
+  p.retire(old);
+  return true;
+}
+
 }  // namespace pmindex::common

@@ -93,10 +93,8 @@ size_t tree<K>::scan(std::string_view from, size_t count, record_buffer& out) {
             [&](ukey k, uint64_t w) { out.push_back(k, common::kv_value(p_, w)), ++n; });
     return n;
   } else {
-    char b[8] = {};
-    if (!from.empty()) std::memcpy(b, from.data(), std::min<size_t>(from.size(), 8));
-    uint64_t k = key_u64({b, 8});
-    if (from.size() > 8 && ++k == 0) return 0;
+    uint64_t k;
+    if (!u64_at_or_after(from, k)) return 0;
     size_t n = 0;
     collect(k, count, nullptr,
             [&](ukey key, uint64_t w) { out.push_back(key_bytes(key), value_bytes(w)), ++n; });

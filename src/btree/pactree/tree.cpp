@@ -331,20 +331,11 @@ bool tree<K>::put_bytes(std::string_view k, std::string_view v, bool update) {
   if constexpr (!K::k_blocks) {
     return update ? this->update(key_u64(k), value_u64(v)) : insert(key_u64(k), value_u64(v));
   } else {
-    uint64_t kv = common::make_kv_block(p_, k, v);
-    auto g = p_.pin();
-    uint64_t old = 0;
-    bool ok;
-    try {
-      if (update) p_.fence();
-      ok = update ? update_word(K::make(k), kv, old) : insert_word(K::make(k), kv);
-    } catch (...) {
-      p_.free(kv);
-      throw;
-    }
-    if (!ok) p_.free(kv);
-    if (ok && update) p_.retire(old);
-    return ok;
+    return common::publish_kv_block(p_, k, v, [&](uint64_t kv, uint64_t& old) {
+      if (!update) return insert_word(K::make(k), kv);
+      p_.fence();  // the block durable before the swing
+      return update_word(K::make(k), kv, old);
+    });
   }
 }
 
@@ -364,11 +355,7 @@ bool tree<K>::remove(std::string_view k) {
   if constexpr (!K::k_blocks) {
     return remove(key_u64(k));
   } else {
-    auto g = p_.pin();
-    uint64_t old = 0;
-    if (!remove_word(K::make(k), old)) return false;
-    p_.retire(old);
-    return true;
+    return common::unlink_kv_block(p_, [&](uint64_t& old) { return remove_word(K::make(k), old); });
   }
 }
 

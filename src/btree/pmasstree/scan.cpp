@@ -97,10 +97,8 @@ template <bool Bytes>
 size_t tree<Bytes>::scan(std::string_view from, size_t count, record_buffer& out) {
   if constexpr (!Bytes) {
     if (!count) return 0;
-    char b[8] = {};  // the smallest 8-byte key >= from
-    if (!from.empty()) std::memcpy(b, from.data(), std::min<size_t>(from.size(), 8));
-    uint64_t k = key_u64({b, 8});
-    if (from.size() > 8 && ++k == 0) return 0;
+    uint64_t k;
+    if (!u64_at_or_after(from, k)) return 0;
     size_t n = 0;
     auto sink = [&](uint64_t key, uint64_t w) {
       out.push_back(key_bytes(key), value_bytes(w));

@@ -285,18 +285,8 @@ bool tree<Bytes>::insert(std::string_view k, std::string_view v) {
   if constexpr (!Bytes) {
     return insert(key_u64(k), value_u64(v));
   } else {
-    uint64_t kv = common::make_kv_block(p_, k, v);
-    auto g = p_.pin();
-    uint64_t old;
-    bool ok;
-    try {
-      ok = write(probe{0, k}, kv, k_insert, old);
-    } catch (...) {
-      p_.free(kv);
-      throw;
-    }
-    if (!ok) p_.free(kv);
-    return ok;
+    return common::publish_kv_block(p_, k, v,
+                                    [&](uint64_t kv, uint64_t& old) { return write(probe{0, k}, kv, k_insert, old); });
   }
 }
 
@@ -307,21 +297,8 @@ bool tree<Bytes>::update(std::string_view k, std::string_view v) {
   if constexpr (!Bytes) {
     return update(key_u64(k), value_u64(v));
   } else {
-    uint64_t kv = common::make_kv_block(p_, k, v);
-    auto g = p_.pin();
-    uint64_t old = 0;
-    bool ok;
-    try {
-      ok = write(probe{0, k}, kv, k_update, old);
-    } catch (...) {
-      p_.free(kv);
-      throw;
-    }
-    if (!ok)
-      p_.free(kv);
-    else
-      p_.retire(old);
-    return ok;
+    return common::publish_kv_block(p_, k, v,
+                                    [&](uint64_t kv, uint64_t& old) { return write(probe{0, k}, kv, k_update, old); });
   }
 }
 
@@ -331,11 +308,7 @@ bool tree<Bytes>::remove(std::string_view k) {
   if constexpr (!Bytes) {
     return remove(key_u64(k));
   } else {
-    auto g = p_.pin();
-    uint64_t old = 0;
-    if (!write(probe{0, k}, 0, k_remove, old)) return false;
-    p_.retire(old);
-    return true;
+    return common::unlink_kv_block(p_, [&](uint64_t& old) { return write(probe{0, k}, 0, k_remove, old); });
   }
 }
 

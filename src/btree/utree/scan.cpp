@@ -107,11 +107,8 @@ size_t tree<K>::scan(std::string_view from, size_t count, record_buffer& out) {
       out.push_back(common::kv_key(b), common::kv_value(b));
     }
   } else {
-    // The smallest 8-byte key >= from.
-    char b[8] = {};
-    if (!from.empty()) std::memcpy(b, from.data(), std::min<size_t>(from.size(), 8));
-    uint64_t k = key_u64({b, 8});
-    if (from.size() > 8 && ++k == 0) return 0;
+    uint64_t k;
+    if (!u64_at_or_after(from, k)) return 0;
     collect(k, count, got);
     for (const entry& e : got) out.push_back(key_bytes(e.key), value_bytes(e.value));
   }
