@@ -109,6 +109,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "btree/detail/collect_calls.hpp"
 #include "btree/detail/keys.hpp"
 #include "btree/pactree/layer.hpp"
 #include "common/mutant.hpp"
@@ -197,8 +198,9 @@ struct anchors<detail::byte_keys> {
 // of calls: keys=u64 implements the u64 calls and checks the byte calls
 // (8-byte keys and values) into them; keys=bytes the reverse.
 template <class K>
-class tree final : public bytes_index {
-  using base = bytes_index;
+class tree final : public detail::collect_calls<tree<K>, K> {
+  using base = detail::collect_calls<tree<K>, K>;
+  friend base;  // the byte calls, scans and ranges (collect_calls.hpp)
   using key = typename K::key;
   using probe = typename K::probe;
   using probe_arg = typename K::probe_arg;
@@ -217,16 +219,7 @@ class tree final : public bytes_index {
   bool update(uint64_t k, uint64_t v) override;
   bool remove(uint64_t k) override;
   std::optional<uint64_t> lookup(uint64_t k) override;
-  size_t scan(uint64_t from, size_t count, record* out) override;
-  bool insert(std::string_view k, std::string_view v) override;
-  bool update(std::string_view k, std::string_view v) override;
-  bool remove(std::string_view k) override;
   bool lookup(std::string_view k, std::string* v) override;
-  size_t scan(std::string_view from, size_t count, record_buffer& out) override;
-  // One walk (atomic with scan=safe): keys=u64 through the u64 call,
-  // keys=bytes through the byte call; the other goes through it.
-  size_t range(uint64_t lo, uint64_t hi, std::vector<record>& out) override;
-  size_t range(std::string_view lo, std::string_view hi, record_buffer& out) override;
 
   check_result check() override;
   void trace(pm::pool::trace_sink& sink) override;
@@ -284,7 +277,6 @@ class tree final : public bytes_index {
   bool insert_word(probe_arg k, uint64_t w);   // false: present
   bool update_word(probe_arg k, uint64_t w, uint64_t& old);
   bool remove_word(probe_arg k, uint64_t& old);
-  bool put_bytes(std::string_view k, std::string_view v, bool update);  // the byte insert / update
   smo split(dnode* n);                         // n locked and full; n stays locked; not queued
   void try_merge(dnode* n);                    // n locked
   void clip(dnode* n);                         // recovery: drop copies >= next's anchor

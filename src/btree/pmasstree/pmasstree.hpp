@@ -334,6 +334,7 @@ class tree final : public bytes_index {
 
   // --- writes (write.cpp)
   enum op { k_insert, k_update, k_remove };
+  bool put_bytes(std::string_view k, std::string_view v, op o);  // the byte insert / update (tree.cpp)
   // 1: done, 0: not done (absent / present), -1: the leaf was full and has
   // been split (retry). `kv`: keys=bytes, the record's block (written and
   // flushed); keys=u64, the value.

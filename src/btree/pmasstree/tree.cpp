@@ -279,27 +279,24 @@ std::optional<uint64_t> tree<Bytes>::lookup(uint64_t k) {
 // swing, makes it durable first. A block never published is freed at once;
 // a replaced or removed one is retired.
 template <bool Bytes>
-bool tree<Bytes>::insert(std::string_view k, std::string_view v) {
+bool tree<Bytes>::put_bytes(std::string_view k, std::string_view v, op o) {
   check_key(k);
   check_value(v);
   if constexpr (!Bytes) {
-    return insert(key_u64(k), value_u64(v));
+    return o == k_insert ? insert(key_u64(k), value_u64(v)) : update(key_u64(k), value_u64(v));
   } else {
-    return common::publish_kv_block(p_, k, v,
-                                    [&](uint64_t kv, uint64_t& old) { return write(probe{0, k}, kv, k_insert, old); });
+    return common::publish_kv_block(p_, k, v, [&](uint64_t kv, uint64_t& old) { return write(probe{0, k}, kv, o, old); });
   }
 }
 
 template <bool Bytes>
+bool tree<Bytes>::insert(std::string_view k, std::string_view v) {
+  return put_bytes(k, v, k_insert);
+}
+
+template <bool Bytes>
 bool tree<Bytes>::update(std::string_view k, std::string_view v) {
-  check_key(k);
-  check_value(v);
-  if constexpr (!Bytes) {
-    return update(key_u64(k), value_u64(v));
-  } else {
-    return common::publish_kv_block(p_, k, v,
-                                    [&](uint64_t kv, uint64_t& old) { return write(probe{0, k}, kv, k_update, old); });
-  }
+  return put_bytes(k, v, k_update);
 }
 
 template <bool Bytes>

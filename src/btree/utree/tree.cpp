@@ -15,7 +15,7 @@ constexpr uint32_t k_layer_fanout = 64;  // separators per DRAM search-layer nod
 
 template <class K>
 tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
-    : bytes_index(p), p_(p), mut_(cfg), layer_(k_layer_fanout) {
+    : base(p), p_(p), mut_(cfg), layer_(k_layer_fanout) {
   cap_ = unsigned(cfg.u64("leaf"));
   if (kind == open_kind::created) {
     const uint64_t h = p_.alloc_or_throw(sizeof(lnode));
@@ -146,48 +146,9 @@ std::optional<uint64_t> tree<K>::lookup(uint64_t k) {
   }
 }
 
-// The byte insert and update. keys=bytes: a new record block, written and
-// flushed before any lock; an insert's node fence orders it, an update
-// fences it before the swing. A block never published is freed at once, a
-// replaced one retired.
-template <class K>
-bool tree<K>::put_bytes(std::string_view k, std::string_view v, bool update) {
-  check_key(k);
-  check_value(v);
-  if constexpr (!K::k_blocks) {
-    return update ? this->update(key_u64(k), value_u64(v)) : insert(key_u64(k), value_u64(v));
-  } else {
-    return common::publish_kv_block(p_, k, v, [&](uint64_t kv, uint64_t& old) {
-      if (!update) return insert_word(K::make(k), kv);
-      p_.fence();  // the block durable before the swing
-      return update_word(K::make(k), kv, old);
-    });
-  }
-}
-
-template <class K>
-bool tree<K>::insert(std::string_view k, std::string_view v) {
-  return put_bytes(k, v, false);
-}
-
-template <class K>
-bool tree<K>::update(std::string_view k, std::string_view v) {
-  return put_bytes(k, v, true);
-}
-
-template <class K>
-bool tree<K>::remove(std::string_view k) {
-  check_key(k);
-  if constexpr (!K::k_blocks) {
-    return remove(key_u64(k));
-  } else {
-    return common::unlink_kv_block(p_, [&](uint64_t& old) { return remove_word(K::make(k), old); });
-  }
-}
-
 template <class K>
 bool tree<K>::lookup(std::string_view k, std::string* v) {
-  check_key(k);
+  this->check_key(k);
   if constexpr (!K::k_blocks) {
     auto r = lookup(key_u64(k));
     if (r && v) v->assign(value_bytes(*r));

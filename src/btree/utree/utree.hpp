@@ -89,6 +89,7 @@
 #include <vector>
 
 #include "btree/detail/inner_layer.hpp"
+#include "btree/detail/collect_calls.hpp"
 #include "btree/detail/keys.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
@@ -138,8 +139,9 @@ struct dleaf {
 };
 
 template <class K>
-class tree final : public bytes_index {
-  using base = bytes_index;
+class tree final : public detail::collect_calls<tree<K>, K> {
+  using base = detail::collect_calls<tree<K>, K>;
+  friend base;  // the byte calls, scans and ranges (collect_calls.hpp)
   using key = typename K::key;
   using probe = typename K::probe;
   using probe_arg = typename K::probe_arg;
@@ -155,14 +157,7 @@ class tree final : public bytes_index {
   bool update(uint64_t k, uint64_t v) override;
   bool remove(uint64_t k) override;
   std::optional<uint64_t> lookup(uint64_t k) override;
-  size_t scan(uint64_t from, size_t count, record* out) override;
-  bool insert(std::string_view k, std::string_view v) override;
-  bool update(std::string_view k, std::string_view v) override;
-  bool remove(std::string_view k) override;
   bool lookup(std::string_view k, std::string* v) override;
-  size_t scan(std::string_view from, size_t count, record_buffer& out) override;
-  size_t range(uint64_t lo, uint64_t hi, std::vector<record>& out) override;
-  size_t range(std::string_view lo, std::string_view hi, record_buffer& out) override;
 
   check_result check() override;
   void trace(pm::pool::trace_sink& sink) override;
@@ -204,7 +199,6 @@ class tree final : public bytes_index {
   bool update_word(probe_arg k, uint64_t w, uint64_t& old);
   bool remove_word(probe_arg k, uint64_t& old);
   bool lookup_word(probe_arg k, uint64_t& w) const;  // pinned by the caller
-  bool put_bytes(std::string_view k, std::string_view v, bool update);
 
   // --- scans (scan.cpp)
   uint64_t start_node(probe_arg from, const leaf** at) const;  // the head or a node; keys below `from` come first
