@@ -55,8 +55,7 @@ void start_holder() {
         continue;
       }
       // Busy (running, not asleep): the checker cannot count it as parked.
-      for (volatile int i = 0; i < 100000; ++i) {
-      }
+      for (int i = 0; i < 100000; ++i) __asm__ volatile("");  // (kept: not optimised away)
     }
   });
   while (!g_holding) std::this_thread::yield();
