@@ -65,7 +65,7 @@ uint64_t default_pool_size(const run_config& cfg, const std::vector<workload>& p
   if (cfg.random_inserts) recs = static_cast<double>(std::max(cfg.records, cfg.key_space));
   // An index with a key limit (arraylist) reserves room for every key below
   // it when it is created.
-  double per_record = 512;
+  double per_record = index_entry::k_pool_bytes_per_record;  // (a plugin: no entry)
   if (auto e = find_index(cfg.index)) {
     if (const uint64_t limit = key_limit(*e, cfg.base.params)) recs = std::max(recs, static_cast<double>(limit));
     per_record = e->pool_bytes_per_record;

@@ -133,7 +133,8 @@ struct index_entry {
   // `pmindex bench` sizes its default pool from it; an index whose layout
   // wastes space at some scale (ROART's near-empty leaf arrays at 10M)
   // says so here rather than failing a default run with a full pool.
-  uint32_t pool_bytes_per_record = 512;
+  static constexpr uint32_t k_pool_bytes_per_record = 512;  // the default
+  uint32_t pool_bytes_per_record = k_pool_bytes_per_record;
   // What a scan (and range) running beside writers returns, one sentence:
   // "atomic snapshot", or what it does promise.
   std::string scan_guarantee;
