@@ -17,6 +17,10 @@ inline void store_rel(T* p, T v) noexcept {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 template <class T>
+inline void store_relaxed(T* p, T v) noexcept {
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+template <class T>
 inline bool cas(T* p, T& expected, T desired) noexcept {
   return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }

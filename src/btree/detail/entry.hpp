@@ -34,7 +34,7 @@ index_entry hybrid_entry(const std::string& name, const char* description, const
       "sorted, no duplicates; each leaf read as one validated snapshot; a record present for the whole scan is "
       "returned";
   e.tests = test_profile{.crash_args = "--params " + small, .crash_bytes_args = "--params " + small};
-  // The byte layout's mutants (bytes_mutant, same order).
+  // The byte layout's mutants (hybrid_mutant, same order; fptree/entry.cpp adds one).
   e.mutants = {
       {"kv_block_unflushed", "keys=bytes: a record's kv block is published without being flushed", "crashtest",
        "--params keys=bytes," + small + " --images 800 --ops 400 --keys 64 --seed 1 --max-violations 1",

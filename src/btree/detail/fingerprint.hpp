@@ -67,5 +67,6 @@ inline uint32_t match_bytes16(const uint8_t* p, uint8_t b) noexcept {
 using common::load_acq;
 using common::load_relaxed;
 using common::store_rel;
+using common::store_relaxed;
 
 }  // namespace pmindex::btree::detail

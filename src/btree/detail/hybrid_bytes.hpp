@@ -43,9 +43,6 @@
 
 namespace pmindex::btree::detail {
 
-// The byte layout's mutants, in the order of both entries' lists.
-enum class bytes_mutant : unsigned { none, kv_block_unflushed };
-
 template <class Ops>
 class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
   using K = byte_keys;
@@ -119,8 +116,6 @@ class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
     entry buf[64];  // >= Ops::max_entries()
     size_t got = 0;
     core_.scan_leaves(k, count, buf, [&](entry* b, size_t m) {
-      auto key_of = [&](const entry& e) { return K::of(p_, e.key, e.value); };
-      std::sort(b, b + m, [&](const entry& x, const entry& y) { return K::less(key_of(x), key_of(y)); });
       for (size_t i = 0; i < m && got < count; ++i, ++got) {
         auto* blk = common::kv_at(p_, b[i].value);
         out.push_back(common::kv_key(blk), common::kv_value(blk));
@@ -164,7 +159,7 @@ class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
   }
 
   uint64_t write_record(std::string_view key, std::string_view value) {
-    if (mut_.on(bytes_mutant::kv_block_unflushed)) [[unlikely]] {  // published before it is durable
+    if (mut_.on(hybrid_mutant::kv_block_unflushed)) [[unlikely]] {  // published before it is durable
       uint64_t off = p_.alloc_or_throw(common::kv_block_bytes(key.size(), value.size()));
       auto* b = p_.ptr<common::kv_block>(off);
       b->klen = static_cast<uint32_t>(key.size());
@@ -177,7 +172,7 @@ class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
   }
 
   pm::pool& p_;
-  common::mutant_switch<bytes_mutant> mut_;
+  common::mutant_switch<hybrid_mutant> mut_;
 };
 
 }  // namespace pmindex::btree::detail

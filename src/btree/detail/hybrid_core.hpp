@@ -38,7 +38,10 @@
 // retires record blocks (hybrid_bytes.hpp) and pins every operation.
 //
 // Scans: forward, count-bounded, in key order. Each leaf is read as one
-// validated snapshot (its entries sorted on the way out); the scan as a whole
+// validated snapshot (its entries sorted on the way out, or read in the
+// order of its scan order hint if the policy keeps one: see "SCAN ORDER
+// HINT" below, and the optional Ops calls k_order_hint, load_order(l, ord),
+// store_order(l, ord), k_magic_v1 + k_layout_v1); the scan as a whole
 // is not atomic: every returned record was present at the moment its leaf was
 // read, keys are strictly increasing, and a record present for the whole
 // scan is returned.
@@ -64,6 +67,8 @@
 
 #include "btree/detail/inner_layer.hpp"
 #include "btree/detail/keys.hpp"
+#include "btree/detail/rank_sort.hpp"
+#include "common/mutant.hpp"
 #include "common/root_block.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -72,6 +77,10 @@
 namespace pmindex::btree::detail {
 
 enum class ins : uint8_t { done, exists, full };
+
+// The mutants of both entries' lists (entry.hpp), in their order; only
+// FPTree's list goes on to scan_order_unchecked (LB+-Tree keeps no hint).
+enum class hybrid_mutant : unsigned { none, kv_block_unflushed, scan_order_unchecked };
 
 // clang-format off
 // The pool root: one 64-byte block, written once at creation.
@@ -93,7 +102,7 @@ class hybrid_core {
   using probe_arg = typename K::probe_arg;
 
   hybrid_core(pm::pool& p, open_kind kind, const index_config& cfg)
-      : p_(p), ops_(p, cfg), inner_(ops_.inner_capacity()) {
+      : p_(p), ops_(p, cfg), inner_(ops_.inner_capacity()), mut_(cfg) {
     if (kind == open_kind::created) {
       uint64_t h = p_.alloc_or_throw(ops_.leaf_bytes());
       leaf* hl = at(h);
@@ -106,6 +115,12 @@ class hybrid_core {
       }, k_anchor_bytes);
       inner_.build({{K::k_min, h}});
       return;
+    }
+    if constexpr (requires { Ops::k_magic_v1; }) {
+      const uint64_t ro = p_.root();
+      if (p_.valid_block(ro, k_anchor_bytes) && p_.template ptr<anchor>(ro)->magic == Ops::k_magic_v1)
+        throw error(errc::bad_version, std::string(Ops::k_name) + ": the pool has " + Ops::k_layout_v1 +
+                                           " (an older pmindex); recreate it with this version");
     }
     anchor_ = common::attach_root<anchor>(p_, Ops::k_magic, Ops::k_name, k_anchor_bytes);
     if (anchor_->leaf_bytes != ops_.leaf_bytes())
@@ -199,23 +214,103 @@ class hybrid_core {
   }
 
   // The valid slots of l whose key is >= from, as {key, value} words
-  // (record or entry). An optimistic read: the caller validates.
+  // (record or entry), unsorted; with `slots`, every valid slot (from is
+  // not looked at) and slot numbers in slots[]. An optimistic read: the
+  // caller validates.
   template <class Rec>
-  size_t collect(const leaf* l, const typename K::probe& from, Rec* out) const noexcept {
+  size_t collect(const leaf* l, const typename K::probe& from, Rec* out, uint8_t* slots = nullptr) const noexcept {
     size_t n = 0;
     for (uint64_t m = ops_.live(l); m; m &= m - 1) {
-      const entry* e = ops_.slot(l, std::countr_zero(m));
+      const unsigned i = unsigned(std::countr_zero(m));
+      const entry* e = ops_.slot(l, i);
       uint64_t k = load_relaxed(&e->key), v = load_acq(&e->value);
-      if (!K::less(K::of(p_, k, v), from)) out[n++] = {k, v};
+      if (slots)
+        slots[n] = uint8_t(i);
+      else if (K::less(K::of(p_, k, v), from))
+        continue;
+      out[n++] = {k, v};
     }
     return n;
   }
 
+  // SCAN ORDER HINT (Ops::k_order_hint: FPTree). Leaves are unsorted, so a
+  // scan must order every leaf it reads; ranking 64 slots was half of an
+  // FPTree scan100 (docs/results/scan.md, "Session 41"). A leaf with a hint
+  // keeps, after its entries, the slot numbers in key order as the last scan
+  // that sorted it found them. Nothing else maintains it: writers never touch
+  // it (no cost on inserts), it is never flushed, recovery ignores it, a
+  // crash image or a fresh leaf may hold any bytes there. A scan trusts it
+  // only when its first popcount(live) entries are live slots with strictly
+  // increasing keys, in the same validated snapshot as the records: such a
+  // list names distinct slots (a leaf's keys are distinct), so every live
+  // slot, in key order. Bytes that pass are the order, whoever wrote them.
+  // Otherwise the scan sorts the leaf and stores the order it found (stale
+  // by then, perhaps: the next reader checks it again).
+  static constexpr bool k_hinted = requires { Ops::k_order_hint; };
+  static constexpr size_t k_stale = ~size_t{0};
+
+  // l's records >= from in key order through its hint, or k_stale when the
+  // hint is not l's order. An optimistic read: the caller validates.
+  template <class Rec>
+  size_t collect_hinted(const leaf* l, const typename K::probe& from, Rec* out) const noexcept {
+    const uint64_t live = ops_.live(l);
+    const unsigned n = unsigned(std::popcount(live));
+    uint8_t ord[64];
+    ops_.load_order(l, ord);
+    size_t got = 0;
+    uint64_t pk = 0, pv = 0;  // the previous slot's words
+    for (unsigned i = 0; i < n; ++i) {
+      const unsigned s = ord[i];
+      if (s >= 64 || !(live >> s & 1)) return k_stale;
+      const entry* e = ops_.slot(l, s);
+      const uint64_t k = load_relaxed(&e->key), v = load_acq(&e->value);
+      const auto key = K::of(p_, k, v);
+      if (i && !K::less(K::of(p_, pk, pv), key) && !mut_.on(hybrid_mutant::scan_order_unchecked)) return k_stale;
+      pk = k;
+      pv = v;
+      if (!K::less(key, from)) out[got++] = {k, v};
+    }
+    return got;
+  }
+
+  // Sorts buf[0..m) (one validated snapshot of l) into key order. A hinted
+  // leaf's buf holds every live record (slots[i]: buf[i]'s slot): its order
+  // is stored as the hint and the records below `from` are dropped. Returns
+  // the records left.
+  template <class Rec>
+  size_t sort_leaf(leaf* l, Rec* buf, size_t m, [[maybe_unused]] const uint8_t* slots,
+                   [[maybe_unused]] const typename K::probe& from) {
+    uint8_t rank[64];
+    if constexpr (K::k_blocks) {
+      uint8_t idx[64];
+      for (size_t i = 0; i < m; ++i) idx[i] = uint8_t(i);
+      std::sort(idx, idx + m, [&](uint8_t a, uint8_t b) {
+        return K::less(K::of(p_, buf[a].key, buf[a].value), K::of(p_, buf[b].key, buf[b].value));
+      });
+      for (size_t j = 0; j < m; ++j) rank[idx[j]] = uint8_t(j);
+    } else {
+      key_ranks(buf, m, rank);
+    }
+    Rec sorted[64];
+    uint8_t ord[64] = {};
+    for (size_t i = 0; i < m; ++i) {
+      sorted[rank[i]] = buf[i];
+      if constexpr (k_hinted) ord[rank[i]] = slots[i];
+    }
+    size_t skip = 0;
+    if constexpr (k_hinted) {
+      ops_.store_order(l, ord);
+      while (skip < m && K::less(K::of(p_, sorted[skip].key, sorted[skip].value), from)) ++skip;
+    }
+    std::copy(sorted + skip, sorted + m, buf);
+    return m - skip;
+  }
+
   // Walks the leaves from the one holding `lower`: emit(buf, m) gets each
-  // leaf's records >= lower (one validated snapshot, unsorted) and returns
-  // false to stop; it may raise `lower` (read again for every leaf).
-  // `expect`: how many records the caller will likely take (sizes the
-  // prefetch below).
+  // leaf's records >= lower in key order (one validated snapshot) and
+  // returns false to stop; it may raise `lower` (read again for every
+  // leaf). `expect`: how many records the caller will likely take (sizes
+  // the prefetch below).
   template <class Rec, class Emit>
   void scan_leaves(const typename K::probe& lower, size_t expect, Rec* buf, Emit&& emit) {
     // The leaves the scan will likely read next are listed, in order, in the
@@ -237,11 +332,16 @@ class hybrid_core {
       leaf* l = at(off);
       auto& lk = ops_.lock(off, l);
       uint64_t v = lk.read_begin();
-      size_t m = collect(l, lower, buf);
+      size_t m = k_stale;
+      uint8_t slots[64];
+      if constexpr (k_hinted) m = collect_hinted(l, lower, buf);
+      const bool sorted = m != k_stale;
+      if (!sorted) m = collect(l, lower, buf, k_hinted ? slots : nullptr);
       uint64_t nx = ops_.next(l);
       if (!lk.validate(v)) continue;  // a writer changed the leaf: read it again
-      if (nx) prefetch_leaf(at(nx));  // its lines arrive while emit() sorts this one
+      if (nx) prefetch_leaf(at(nx));  // its lines arrive while this one is sorted and emitted
       if (ahead < n && hint[ahead]) prefetch_leaf(at(hint[ahead++]));
+      if (!sorted) m = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower);
       if (!emit(buf, m)) return;
       off = nx;
     }
@@ -412,6 +512,7 @@ class hybrid_core {
   Ops ops_;
   inner_layer<K> inner_;
   anchor* anchor_ = nullptr;
+  common::mutant_switch<hybrid_mutant> mut_;
   double rebuild_seconds_ = 0;
   uint64_t rebuild_leaves_ = 0;
 };

@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "btree/detail/hybrid_core.hpp"
-#include "btree/detail/rank_sort.hpp"
 
 namespace pmindex::btree::detail {
 
@@ -46,7 +45,7 @@ class hybrid_tree final : public hybrid_index<u64_index, Ops> {
     uint64_t lower = from;
     core_.scan_leaves(lower, count, buf, [&](record* b, size_t m) {
       const size_t take = std::min(m, count - got);
-      rank_sort(b, m, out + got, take);
+      std::copy(b, b + take, out + got);
       got += take;
       if (got == count) return false;
       if (got) {

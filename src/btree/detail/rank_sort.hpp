@@ -1,4 +1,5 @@
-// Ordering one unsorted leaf's records for a scan (FPTree, LB+-Tree): a leaf
+// Ordering one unsorted leaf's records for a scan (FPTree when a leaf's scan
+// order hint is stale, LB+-Tree always: hybrid_core.hpp): a leaf
 // holds at most 64 records with distinct keys, so a record's place in the
 // output is the number of keys smaller than its own. Counting that for every
 // record is m*m compares, but they have no data-dependent branches and run
@@ -14,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "pmindex/index.hpp"
 
 namespace pmindex::btree::detail {
 
@@ -57,12 +57,12 @@ inline void key_ranks_scalar(const uint64_t* keys, size_t m, uint8_t* rank) noex
   }
 }
 
-// Writes the `take` smallest of the m <= 64 records at b (distinct keys) to
-// out[0..take) in key order.
-inline void rank_sort(const record* b, size_t m, record* out, size_t take) noexcept {
+// rank[i] = the number of records j with recs[j].key < recs[i].key, for
+// m <= 64 records with distinct keys, with the widest SIMD the CPU has.
+template <class Rec>
+inline void key_ranks(const Rec* recs, size_t m, uint8_t* rank) noexcept {
   alignas(64) uint64_t keys[64];
-  uint8_t rank[64];
-  for (size_t i = 0; i < m; ++i) keys[i] = b[i].key;
+  for (size_t i = 0; i < m; ++i) keys[i] = recs[i].key;
   for (size_t i = m; i < ((m + 7) & ~size_t{7}); ++i) keys[i] = UINT64_MAX;
   if (__builtin_cpu_supports("avx512f"))
     key_ranks_avx512(keys, m, rank);
@@ -70,8 +70,6 @@ inline void rank_sort(const record* b, size_t m, record* out, size_t take) noexc
     key_ranks_avx2(keys, m, rank);
   else
     key_ranks_scalar(keys, m, rank);
-  for (size_t i = 0; i < m; ++i)
-    if (rank[i] < take) out[rank[i]] = b[i];
 }
 
 }  // namespace pmindex::btree::detail

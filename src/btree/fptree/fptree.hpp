@@ -22,6 +22,17 @@
 // for u64) and the slot's value word (update: a new block, then one 8-byte
 // store; the old block is retired through the epochs once it is durable).
 //
+// Scans: leaves are unsorted, so a scan orders each leaf it reads. Each leaf
+// keeps a SCAN ORDER HINT after its entries: its slots in key order, stored
+// by the last scan that had to sort the leaf, never by writers, never
+// flushed, trusted only after a check against the leaf's live slots and
+// keys (detail/hybrid_core.hpp). A scan of leaves no writer changed since
+// reads them in order instead of ranking up to 64 keys per leaf (the
+// ranking was half of a scan100: docs/results/scan.md, "Session 41").
+// LAYOUT CHANGE: a pool of the leaf layout before the hint (root magic
+// k_magic_v1, leaves 64 bytes shorter) is refused with errc::bad_version
+// (exit code 5), one line.
+//
 // Guarantees: durably linearizable insert / update / remove / lookup. The
 // paper's HTM is replaced by an optimistic version lock per leaf (readers
 // validate, writers lock; writers persist before unlocking) and a lock-free
@@ -40,11 +51,13 @@
 // straddles a line): insert B + 3 lines, 2 fences (the entry's fence orders
 // the block too); update B + 1 lines, 2 fences (the block is fenced before
 // the swing); remove 1 line, 1 fence; a split adds the fence key block's
-// lines (FptreeBytes.FlushesPerOperation).
+// lines (FptreeBytes.FlushesPerOperation). Scans flush nothing; one that
+// sorts a leaf stores its hint (8 words, left dirty in the cache).
 //
 // Caveats: removes never free leaves (an emptied leaf stays and serves later
 // inserts of its range); u64 updates are in place (8-byte values make that
-// failure-atomic). keys=bytes sorts a leaf by reading its keys' blocks (a
-// scan reads every returned record's block anyway; a split sorts C keys). Parameters ("leaf=64,inner=128"): slots per leaf (4..64),
-// separator keys per DRAM inner node (3..4096).
+// failure-atomic). keys=bytes sorts a leaf whose hint is stale by reading
+// its keys' blocks (a scan reads every returned record's block anyway; a
+// split sorts C keys). Parameters ("leaf=64,inner=128"): slots per leaf
+// (4..64), separator keys per DRAM inner node (3..4096).
 #pragma once

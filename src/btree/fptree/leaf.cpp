@@ -10,6 +10,7 @@ leaf_ops<K>::leaf_ops(pm::pool& p, const index_config& cfg) : p_(p) {
   cap_ = static_cast<uint32_t>(cfg.u64("leaf"));
   inner_cap_ = static_cast<uint32_t>(cfg.u64("inner"));
   ent_off_ = 32 + (cap_ + 15) / 16 * 16;
+  order_off_ = ent_off_ + 16 * cap_;  // a multiple of 16
 }
 
 template <class K>
