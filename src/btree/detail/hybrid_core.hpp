@@ -273,13 +273,13 @@ class hybrid_core {
     return got;
   }
 
-  // Sorts buf[0..m) (one validated snapshot of l) into key order. A hinted
-  // leaf's buf holds every live record (slots[i]: buf[i]'s slot): its order
-  // is stored as the hint and the records below `from` are dropped. Returns
-  // the records left.
+  // Writes buf[0..m) (one validated snapshot of l) to out in key order. A
+  // hinted leaf's buf holds every live record (slots[i]: buf[i]'s slot): its
+  // order is stored as the hint and the records below `from` are left out.
+  // Returns where the records in out start (out + their number is the end).
   template <class Rec>
-  size_t sort_leaf(leaf* l, Rec* buf, size_t m, [[maybe_unused]] const uint8_t* slots,
-                   [[maybe_unused]] const typename K::probe& from) {
+  Rec* sort_leaf(leaf* l, const Rec* buf, size_t m, [[maybe_unused]] const uint8_t* slots,
+                 [[maybe_unused]] const typename K::probe& from, Rec* out) {
     uint8_t rank[64];
     if constexpr (K::k_blocks) {
       uint8_t idx[64];
@@ -291,19 +291,15 @@ class hybrid_core {
     } else {
       key_ranks(buf, m, rank);
     }
-    Rec sorted[64];
-    uint8_t ord[64] = {};
-    for (size_t i = 0; i < m; ++i) {
-      sorted[rank[i]] = buf[i];
-      if constexpr (k_hinted) ord[rank[i]] = slots[i];
-    }
+    for (size_t i = 0; i < m; ++i) out[rank[i]] = buf[i];
     size_t skip = 0;
     if constexpr (k_hinted) {
+      uint8_t ord[64] = {};
+      for (size_t i = 0; i < m; ++i) ord[rank[i]] = slots[i];
       ops_.store_order(l, ord);
-      while (skip < m && K::less(K::of(p_, sorted[skip].key, sorted[skip].value), from)) ++skip;
+      while (skip < m && K::less(K::of(p_, out[skip].key, out[skip].value), from)) ++skip;
     }
-    std::copy(sorted + skip, sorted + m, buf);
-    return m - skip;
+    return out + skip;
   }
 
   // Walks the leaves from the one holding `lower`: emit(buf, m) gets each
@@ -328,6 +324,7 @@ class hybrid_core {
     if (uint64_t first = inner_.find(lower, hint, n)) prefetch_leaf(at(first));
     for (; ahead < n && ahead < k_hints_ahead && hint[ahead]; ++ahead) prefetch_leaf(at(hint[ahead]));
     uint64_t off = read_leaf(lower, [](leaf*) {});
+    Rec ordered[64];  // a sorted leaf's records
     while (off) {
       leaf* l = at(off);
       auto& lk = ops_.lock(off, l);
@@ -341,8 +338,12 @@ class hybrid_core {
       if (!lk.validate(v)) continue;  // a writer changed the leaf: read it again
       if (nx) prefetch_leaf(at(nx));  // its lines arrive while this one is sorted and emitted
       if (ahead < n && hint[ahead]) prefetch_leaf(at(hint[ahead++]));
-      if (!sorted) m = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower);
-      if (!emit(buf, m)) return;
+      Rec* recs = buf;
+      if (!sorted) {
+        recs = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower, ordered);
+        m -= size_t(recs - ordered);
+      }
+      if (!emit(recs, m)) return;
       off = nx;
     }
   }

@@ -63,7 +63,7 @@ template <class Rec>
 inline void key_ranks(const Rec* recs, size_t m, uint8_t* rank) noexcept {
   alignas(64) uint64_t keys[64];
   for (size_t i = 0; i < m; ++i) keys[i] = recs[i].key;
-  for (size_t i = m; i < ((m + 7) & ~size_t{7}); ++i) keys[i] = UINT64_MAX;
+  for (size_t i = m; i < 64; ++i) keys[i] = UINT64_MAX;  // the padding (and no word left unset)
   if (__builtin_cpu_supports("avx512f"))
     key_ranks_avx512(keys, m, rank);
   else if (__builtin_cpu_supports("avx2"))
