@@ -127,7 +127,7 @@ class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
         k = K::make(lower);
       }
       return true;
-    });
+    }, []() -> entry* { return nullptr; });
     return got;
   }
 

@@ -306,9 +306,12 @@ class hybrid_core {
   // leaf's records >= lower in key order (one validated snapshot) and
   // returns false to stop; it may raise `lower` (read again for every
   // leaf). `expect`: how many records the caller will likely take (sizes
-  // the prefetch below).
-  template <class Rec, class Emit>
-  void scan_leaves(const typename K::probe& lower, size_t expect, Rec* buf, Emit&& emit) {
+  // the prefetch below). place() names where the next leaf's records may
+  // be written (room for max_entries()), so that they are not copied again
+  // (the caller's output), or returns nullptr (they go to buf or an array
+  // of the walk's).
+  template <class Rec, class Emit, class Place>
+  void scan_leaves(const typename K::probe& lower, size_t expect, Rec* buf, Emit&& emit, Place&& place) {
     // The leaves the scan will likely read next are listed, in order, in the
     // DRAM inner node above the first: asking for them early overlaps their
     // misses, which the chain alone would take one leaf at a time (each next
@@ -328,20 +331,22 @@ class hybrid_core {
     while (off) {
       leaf* l = at(off);
       auto& lk = ops_.lock(off, l);
+      Rec* dst = place();
       uint64_t v = lk.read_begin();
       size_t m = k_stale;
       uint8_t slots[64];
-      if constexpr (k_hinted) m = collect_hinted(l, lower, buf);
+      if constexpr (k_hinted) m = collect_hinted(l, lower, dst ? dst : buf);
       const bool sorted = m != k_stale;
       if (!sorted) m = collect(l, lower, buf, k_hinted ? slots : nullptr);
       uint64_t nx = ops_.next(l);
       if (!lk.validate(v)) continue;  // a writer changed the leaf: read it again
       if (nx) prefetch_leaf(at(nx));  // its lines arrive while this one is sorted and emitted
       if (ahead < n && hint[ahead]) prefetch_leaf(at(hint[ahead++]));
-      Rec* recs = buf;
+      Rec* recs = dst ? dst : buf;
       if (!sorted) {
-        recs = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower, ordered);
-        m -= size_t(recs - ordered);
+        Rec* to = dst ? dst : ordered;
+        recs = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower, to);
+        m -= size_t(recs - to);
       }
       if (!emit(recs, m)) return;
       off = nx;

@@ -43,9 +43,10 @@ class hybrid_tree final : public hybrid_index<u64_index, Ops> {
     record buf[64];  // >= Ops::max_entries()
     size_t got = 0;
     uint64_t lower = from;
+    const size_t room = core_.ops().max_entries();
     core_.scan_leaves(lower, count, buf, [&](record* b, size_t m) {
       const size_t take = std::min(m, count - got);
-      std::copy(b, b + take, out + got);
+      if (b != out + got) std::copy(b, b + take, out + got);
       got += take;
       if (got == count) return false;
       if (got) {
@@ -53,7 +54,7 @@ class hybrid_tree final : public hybrid_index<u64_index, Ops> {
         lower = std::max(lower, out[got - 1].key + 1);
       }
       return true;
-    });
+    }, [&]() -> record* { return count - got >= room ? out + got : nullptr; });
     return got;
   }
 
