@@ -273,13 +273,20 @@ class hybrid_core {
     return got;
   }
 
-  // Writes buf[0..m) (one validated snapshot of l) to out in key order. A
-  // hinted leaf's buf holds every live record (slots[i]: buf[i]'s slot): its
-  // order is stored as the hint and the records below `from` are left out.
-  // Returns where the records in out start (out + their number is the end).
+  // The m records of buf (one validated snapshot of l) in key order, in out
+  // or (keys=bytes, no hint) sorted where they are; returns where they
+  // start. A hinted leaf's buf holds every live record (slots[i]: buf[i]'s
+  // slot): its order is stored as the hint, and the records below `from`
+  // are left out of the m returned.
   template <class Rec>
-  Rec* sort_leaf(leaf* l, const Rec* buf, size_t m, [[maybe_unused]] const uint8_t* slots,
+  Rec* sort_leaf(leaf* l, Rec* buf, size_t& m, [[maybe_unused]] const uint8_t* slots,
                  [[maybe_unused]] const typename K::probe& from, Rec* out) {
+    if constexpr (K::k_blocks && !k_hinted) {  // no order to keep: the records themselves are sorted
+      std::sort(buf, buf + m, [&](const Rec& x, const Rec& y) {
+        return K::less(K::of(p_, x.key, x.value), K::of(p_, y.key, y.value));
+      });
+      return buf;
+    }
     uint8_t rank[64];
     if constexpr (K::k_blocks) {
       uint8_t idx[64];
@@ -299,6 +306,7 @@ class hybrid_core {
       ops_.store_order(l, ord);
       while (skip < m && K::less(K::of(p_, out[skip].key, out[skip].value), from)) ++skip;
     }
+    m -= skip;
     return out + skip;
   }
 
@@ -343,11 +351,7 @@ class hybrid_core {
       if (nx) prefetch_leaf(at(nx));  // its lines arrive while this one is sorted and emitted
       if (ahead < n && hint[ahead]) prefetch_leaf(at(hint[ahead++]));
       Rec* recs = dst ? dst : buf;
-      if (!sorted) {
-        Rec* to = dst ? dst : ordered;
-        recs = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower, to);
-        m -= size_t(recs - to);
-      }
+      if (!sorted) recs = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower, dst ? dst : ordered);
       if (!emit(recs, m)) return;
       off = nx;
     }
