@@ -79,7 +79,9 @@ TEST_F(PactreeLayer, FloorAgainstStdMap) {
       ASSERT_FALSE(layer.erase(k, it->second));
       ref.erase(it);
     }
-    if (i % 500 == 0) ASSERT_NO_FATAL_FAILURE(expect_floors("during"));
+    if (i % 500 == 0) {
+      ASSERT_NO_FATAL_FAILURE(expect_floors("during"));
+    }
   }
   ASSERT_NO_FATAL_FAILURE(expect_floors("at the end"));
   std::vector<uint64_t> nodes;

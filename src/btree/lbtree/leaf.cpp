@@ -1,6 +1,7 @@
 #include "btree/lbtree/leaf.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace pmindex::btree::lbtree::detail {
 
@@ -166,18 +167,20 @@ template <class K>
 std::string leaf_ops<K>::check(const leaf* l, bool has_next, const key& next_low) const {
   if (l->meta & bit(15)) return "reserved meta bit set";
   const key lo = low(l);
-  key keys[k_slots];
-  uint32_t n = 0;
+  // A vector, not key[k_slots]: GCC 12 warns (-Warray-bounds) that std::sort's
+  // insertion sort, written for 16 or more elements, reads past a 14-key array.
+  std::vector<key> keys;
+  keys.reserve(k_slots);
   for (uint64_t m = l->meta & k_bits; m; m &= m - 1) {
     int i = std::countr_zero(m);
     key k = key_at(l, i);
     if (K::less(k, lo) || (has_next && !K::less(k, next_low)))
       return K::describe(k) + " outside the leaf fences";
     if (fp_of(l, i) != K::fp_of(k)) return "wrong fingerprint for " + K::describe(k);
-    keys[n++] = k;
+    keys.push_back(k);
   }
-  std::sort(keys, keys + n, K::less);
-  for (uint32_t i = 1; i < n; ++i)
+  std::sort(keys.begin(), keys.end(), K::less);
+  for (size_t i = 1; i < keys.size(); ++i)
     if (!K::less(keys[i - 1], keys[i])) return "duplicate key in a leaf";
   return {};
 }
