@@ -119,7 +119,9 @@ class Conformance : public testing::TestWithParam<param> {
         case 6: {
           auto got = idx.lookup(k);
           ASSERT_EQ(got.has_value(), present) << "lookup " << k << " seed=" << seed_;
-          if (present) ASSERT_EQ(*got, ref[k]);
+          if (present) {
+            ASSERT_EQ(*got, ref[k]);
+          }
           break;
         }
         default: {
@@ -214,7 +216,9 @@ TEST_P(LimitedConformance, KeyPastTheLimitIsATypedError) {
     ASSERT_THROW_CODE(idx->insert(std::string_view(key_bytes(k)), std::string_view(value_bytes(2))),
                       errc::key_too_long);
     record r[2];
-    if (test::ordered(*idx)) ASSERT_EQ(idx->scan(k, 2, r), 0u);
+    if (test::ordered(*idx)) {
+      ASSERT_EQ(idx->scan(k, 2, r), 0u);
+    }
   }
   expect_same(*idx, ref, "after keys past the limit");
   ASSERT_TRUE(idx->check().ok);

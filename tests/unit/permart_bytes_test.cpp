@@ -121,7 +121,9 @@ class PermArtBytes : public testing::TestWithParam<param> {
         default: {
           auto it = ref_.find(k);
           ASSERT_EQ(idx.lookup(k, &got), it != ref_.end()) << show(k);
-          if (it != ref_.end()) ASSERT_EQ(got, it->second);
+          if (it != ref_.end()) {
+            ASSERT_EQ(got, it->second);
+          }
         }
       }
     }

@@ -82,7 +82,9 @@ class PermArt : public testing::TestWithParam<param> {
           auto got = idx.lookup(k);
           auto it = ref_.find(k);
           ASSERT_EQ(got.has_value(), it != ref_.end()) << k;
-          if (got) ASSERT_EQ(*got, it->second);
+          if (got) {
+            ASSERT_EQ(*got, it->second);
+          }
         }
       }
     }
@@ -203,7 +205,9 @@ TEST_P(PermArt, ChildrenAddedInPlaceStayInKeyOrder) {
   auto put_in_place = [&](unsigned b) {
     auto before = idx->pool().usage().used_blocks;
     ASSERT_NO_FATAL_FAILURE(put(*idx, k(b), b));
-    if (persistent()) EXPECT_EQ(idx->pool().usage().used_blocks, before + 1) << "byte " << b << ": the node was copied";
+    if (persistent()) {
+      EXPECT_EQ(idx->pool().usage().used_blocks, before + 1) << "byte " << b << ": the node was copied";
+    }
   };
   // Bytes below the node's first: each appended out of order.
   for (unsigned b : {99u, 50u}) ASSERT_NO_FATAL_FAILURE(put_in_place(b));
@@ -258,7 +262,9 @@ TEST_P(PermArt, RemovesToEmpty) {
     std::vector<uint64_t> keys;
     for (size_t i = 0; i < scaled(3000); ++i) keys.push_back(round == 1 ? i : rng_());
     for (auto k : keys)
-      if (ref_.emplace(k, k).second) ASSERT_TRUE(idx->insert(k, k));
+      if (ref_.emplace(k, k).second) {
+        ASSERT_TRUE(idx->insert(k, k));
+      }
     expect_same(*idx, "filled");
     std::shuffle(keys.begin(), keys.end(), rng_);
     for (auto k : keys) ASSERT_EQ(idx->remove(k), ref_.erase(k) == 1);
@@ -429,8 +435,12 @@ TEST_P(PermArtTwoLog, TwoLogFillAndReconcile) {
     for (size_t j = 0; j < st.ops.size(); ++j) {
       auto [c, i] = st.ops[j];
       uint64_t v = 1000 + j;
-      if (c == 'i') ASSERT_NO_FATAL_FAILURE(put(*idx, k(i), v));
-      if (c == 'd') ASSERT_NO_FATAL_FAILURE(del(*idx, k(i)));
+      if (c == 'i') {
+        ASSERT_NO_FATAL_FAILURE(put(*idx, k(i), v));
+      }
+      if (c == 'd') {
+        ASSERT_NO_FATAL_FAILURE(del(*idx, k(i)));
+      }
       if (c == 'u') {
         ASSERT_TRUE(idx->update(k(i), v));
         ref_[k(i)] = v;

@@ -136,7 +136,9 @@ TEST_P(PmemidsOrdered, RemoveAllThenRefill) {
   std::vector<std::string> keys;
   for (uint64_t i = 0; i < 3000; ++i) keys.push_back(key_of(i, false));
   for (auto& k : keys) ASSERT_TRUE(idx->insert(k, std::string(8, 'v')));
-  if (std::string(p.index).starts_with("btree")) EXPECT_GT(stat(*idx, "depth"), 2.0);
+  if (std::string(p.index).starts_with("btree")) {
+    EXPECT_GT(stat(*idx, "depth"), 2.0);
+  }
   std::shuffle(keys.begin(), keys.end(), rng);
   for (size_t i = 0; i < keys.size(); ++i) {
     ASSERT_TRUE(idx->remove(std::string_view(keys[i]))) << i;
@@ -147,7 +149,9 @@ TEST_P(PmemidsOrdered, RemoveAllThenRefill) {
     }
   }
   EXPECT_EQ(idx->stats().records, 0u);
-  if (std::string(p.index).starts_with("btree")) EXPECT_EQ(stat(*idx, "nodes"), 1.0);
+  if (std::string(p.index).starts_with("btree")) {
+    EXPECT_EQ(stat(*idx, "nodes"), 1.0);
+  }
   compare(*idx, {});
   for (uint64_t i = 5000; i < 5500; ++i) ASSERT_TRUE(idx->insert(key_of(i, false), std::string(8, 'w')));
   EXPECT_EQ(idx->stats().records, 500u);
@@ -172,8 +176,12 @@ TEST(PmemidsSkiplistCost, FencesPerOperation) {
       auto before = pm::thread_counters();
       idx->insert(k, k);
       auto d = pm::thread_counters() - before;
-      if (m == pm::mode::persist) EXPECT_EQ(d.fences, 2u) << k;
-      if (m == pm::mode::tx) EXPECT_GE(d.fences, 3u) << k;  // height + 2
+      if (m == pm::mode::persist) {
+        EXPECT_EQ(d.fences, 2u) << k;
+      }
+      if (m == pm::mode::tx) {
+        EXPECT_GE(d.fences, 3u) << k;  // height + 2
+      }
     }
     auto before = pm::thread_counters();
     idx->update(uint64_t{5}, uint64_t{1});
@@ -181,8 +189,12 @@ TEST(PmemidsSkiplistCost, FencesPerOperation) {
     before = pm::thread_counters();
     idx->remove(uint64_t{5});
     auto d = pm::thread_counters() - before;
-    if (m == pm::mode::persist) EXPECT_EQ(d.fences, 1u);
-    if (m == pm::mode::tx) EXPECT_GE(d.fences, 3u);
+    if (m == pm::mode::persist) {
+      EXPECT_EQ(d.fences, 1u);
+    }
+    if (m == pm::mode::tx) {
+      EXPECT_GE(d.fences, 3u);
+    }
   }
 }
 

@@ -55,7 +55,9 @@ class Roart : public testing::Test {
       ASSERT_EQ(v, want);
       if (idx.keys() == key_kind::u64) continue;  // 8-byte keys only
       for (std::string n : {k + '\0', k + '\xff', k.empty() ? std::string("\x01") : k.substr(0, k.size() - 1)})
-        if (!ref.count(n)) ASSERT_FALSE(idx.lookup(n, nullptr)) << "absent neighbour";
+        if (!ref.count(n)) {
+          ASSERT_FALSE(idx.lookup(n, nullptr)) << "absent neighbour";
+        }
     }
     record_buffer all;
     ASSERT_EQ(idx.scan("", ref.size() + 1, all), ref.size());
@@ -142,7 +144,9 @@ TEST_F(Roart, RandomBytesAgainstOracle) {
   expect_same(*idx, ref, "random");
   auto st = idx->stats();
   for (auto& [name, x] : st.extra)
-    if (name == "node48" || name == "node256") EXPECT_GT(x, 0) << name;
+    if (name == "node48" || name == "node256") {
+      EXPECT_GT(x, 0) << name;
+    }
   idx->close();
   idx = open_idx("");
   expect_same(*idx, ref, "clean reopen");

@@ -71,8 +71,9 @@ class WortBytes : public test::wort_fixture {
       ASSERT_TRUE(idx.lookup(k, &v)) << "missing key of " << k.size() << " bytes";
       ASSERT_EQ(v, want) << "key of " << k.size() << " bytes";
       for (std::string n : {k + '\0', k + 'a', k.empty() ? std::string("\x01") : k.substr(0, k.size() - 1)})
-        if (n.size() <= k_max_key && !ref_.count(n))
+        if (n.size() <= k_max_key && !ref_.count(n)) {
           ASSERT_FALSE(idx.lookup(n, nullptr)) << "absent neighbour";
+        }
     }
     record_buffer all;
     ASSERT_EQ(idx.scan("", ref_.size() + 1, all), ref_.size());
@@ -190,7 +191,9 @@ class WortBytes : public test::wort_fixture {
         default: {
           auto it = ref_.find(k);
           ASSERT_EQ(idx.lookup(k, &got), it != ref_.end()) << "lookup";
-          if (it != ref_.end()) ASSERT_EQ(got, it->second);
+          if (it != ref_.end()) {
+            ASSERT_EQ(got, it->second);
+          }
         }
       }
     }
@@ -235,7 +238,9 @@ TEST_P(WortBytes, OracleSharedPrefixes) {
   for (size_t i = 0; i < all.size(); ++i) {
     ASSERT_TRUE(idx->remove(all[i]));
     ref_.erase(all[i]);
-    if (i % 97 == 0) ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "emptying"));
+    if (i % 97 == 0) {
+      ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "emptying"));
+    }
   }
   ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "empty"));
   ASSERT_NO_FATAL_FAILURE(reopen(idx));
@@ -349,7 +354,9 @@ TEST_P(WortBytes, DeepTree) {
   ref_[base] = "base";
   ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "deep"));
   for (auto& [name, v] : idx->stats().extra)
-    if (name == "leaf_depth_avg") EXPECT_GT(v, 100) << "the tree is not deep";
+    if (name == "leaf_depth_avg") {
+      EXPECT_GT(v, 100) << "the tree is not deep";
+    }
   check_scans(*idx, 100, 50);
   ASSERT_NO_FATAL_FAILURE(reopen(idx));
   for (auto it = ref_.begin(); it != ref_.end();) {

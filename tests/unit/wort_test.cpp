@@ -48,7 +48,9 @@ class Wort : public test::wort_fixture {
     SCOPED_TRACE(std::string(phase) + " seed=" + std::to_string(seed_));
     ASSERT_NO_FATAL_FAILURE(test::expect_matches(idx, ref_));
     for (auto& [k, v] : ref_)  // absent neighbours stay absent
-      if (!ref_.count(k + 1)) ASSERT_FALSE(idx.lookup(k + 1).has_value()) << k + 1;
+      if (!ref_.count(k + 1)) {
+        ASSERT_FALSE(idx.lookup(k + 1).has_value()) << k + 1;
+      }
   }
 
 
@@ -97,7 +99,9 @@ class Wort : public test::wort_fixture {
           auto got = idx.lookup(k);
           auto it = ref_.find(k);
           ASSERT_EQ(got.has_value(), it != ref_.end()) << "lookup " << k;
-          if (got) ASSERT_EQ(*got, it->second);
+          if (got) {
+            ASSERT_EQ(*got, it->second);
+          }
         }
       }
     }
@@ -175,7 +179,9 @@ TEST_P(Wort, NodeGrowthAndShrinkToEmpty) {
   }
   auto st = idx->stats();
   for (auto& [name, v] : st.extra)
-    if (name == "node256" && std::string(GetParam().index) != "wort") EXPECT_EQ(v, 1) << "a full Node256";
+    if (name == "node256" && std::string(GetParam().index) != "wort") {
+      EXPECT_EQ(v, 1) << "a full Node256";
+    }
   reopen(idx);
   std::shuffle(digits.begin(), digits.end(), rng_);
   for (unsigned i = 0; i < 256; ++i) {
@@ -183,7 +189,9 @@ TEST_P(Wort, NodeGrowthAndShrinkToEmpty) {
     ASSERT_TRUE(idx->remove(k));
     ASSERT_FALSE(idx->remove(k));
     ref_.erase(k);
-    if (i % 37 == 0 || i >= 253) ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "shrink"));
+    if (i % 37 == 0 || i >= 253) {
+      ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "shrink"));
+    }
   }
   EXPECT_EQ(idx->stats().records, 0u);
   std::vector<record> out(4);
@@ -215,7 +223,9 @@ TEST_P(Wort, PrefixSplitsAtEveryDigit) {
   for (size_t i = 0; i < all.size(); ++i) {
     ASSERT_TRUE(idx->remove(all[i]));
     ref_.erase(all[i]);
-    if (i % 8 == 0) ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "remove"));
+    if (i % 8 == 0) {
+      ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "remove"));
+    }
   }
   expect_same(*idx, "empty");
 }
@@ -256,7 +266,9 @@ TEST_P(Wort, TwoThreads) {
     std::vector<record> out(16);
     while (!stop.load()) {
       for (uint64_t k = 1; k < 2000; k += 97)
-        if (auto v = idx->lookup(k * 0x9E3779B97F4A7C15ull)) ASSERT_EQ(*v, k);
+        if (auto v = idx->lookup(k * 0x9E3779B97F4A7C15ull)) {
+          ASSERT_EQ(*v, k);
+        }
       size_t m = idx->scan(0, 16, out.data());
       for (size_t i = 1; i < m; ++i) ASSERT_LT(out[i - 1].key, out[i].key);
     }
