@@ -120,22 +120,73 @@ uint64_t inner_layer<K>::find(probe_arg key) const noexcept {
 }
 
 template <class K>
-uint64_t inner_layer<K>::find(probe_arg key, uint64_t* after, unsigned n_after) const noexcept {
-  for (unsigned i = 0; i < n_after; ++i) after[i] = 0;
-  const node* n = ld(&root_);
+uint64_t inner_layer<K>::cursor::seek(const inner_layer& layer, probe_arg key) noexcept {
+  l_ = &layer;
+  depth_ = 0;
+  const node* n = ld(&layer.root_);
   if (!n) return 0;
   for (;;) {
-    const uint32_t count = ld(&n->count);
-    uint32_t pos = position(n, count, key);
-    uint64_t c = ld(&kids(n)[pos]);
-    if (!c) return 0;
-    if (n->level == 1) {
-      // Up to cap_ + 1 children: a count torn with a writer stays inside the node.
-      for (unsigned i = 0; i < n_after && pos + 1 + i <= std::min(count, cap_); ++i) after[i] = ld(&kids(n)[pos + 1 + i]);
+    const uint32_t pos = layer.position(n, ld(&n->count), key);
+    const uint64_t c = ld(&layer.kids(n)[pos]);
+    if (!c || depth_ == k_depth) {
+      depth_ = 0;  // next() answers 0
       return c;
     }
+    path_[depth_] = n;
+    at_[depth_++] = pos;
+    if (n->level == 1) return c;
     n = reinterpret_cast<const node*>(c);
   }
+}
+
+// Racy like find(): a count torn with a writer is clamped to the node, each
+// slot read is 0, a leaf offset (level 1) or a node of the level below
+// (nodes are never freed), and a wrong answer costs only a useless prefetch.
+template <class K>
+uint64_t inner_layer<K>::cursor::next() noexcept {
+  if (depth_ == 0) return 0;
+  auto last = [&](const node* n) { return std::min(ld(&n->count), l_->cap_); };
+  unsigned d = depth_;
+  if (at_[d - 1] < last(path_[d - 1])) return ld(&l_->kids(path_[d - 1])[++at_[d - 1]]);
+  // Up to the deepest ancestor with a child right of the path, then down its
+  // leftmost edge to the next bottom node.
+  while (--d > 0 && at_[d - 1] >= last(path_[d - 1])) {
+  }
+  depth_ = 0;  // until the walk below succeeds
+  if (d == 0) return 0;  // the path was the rightmost: no leaves follow
+  const node* m = path_[d - 1];
+  for (uint64_t c = ld(&l_->kids(m)[++at_[d - 1]]);; c = ld(&l_->kids(m)[0])) {
+    const node* ch = reinterpret_cast<const node*>(c);
+    if (!c || ch->level + 1 != m->level) return 0;
+    path_[d] = ch;
+    at_[d++] = 0;
+    m = ch;
+    if (ch->level == 1) break;
+  }
+  depth_ = d;
+  return ld(&l_->kids(m)[0]);
+}
+
+template <class K>
+unsigned inner_layer<K>::cursor::list(uint64_t* out, unsigned n) noexcept {
+  unsigned got = 0;
+  while (got < n && depth_) {
+    // The rest of the bottom node in one loop, then next() for the walk.
+    const node* b = path_[depth_ - 1];
+    uint32_t& i = at_[depth_ - 1];
+    for (const uint32_t last = std::min(ld(&b->count), l_->cap_); got < n && i < last; ++got) {
+      out[got] = ld(&l_->kids(b)[++i]);
+      if (!out[got]) {
+        depth_ = 0;
+        return got;
+      }
+    }
+    if (got < n) {
+      if (!(out[got] = next())) break;
+      ++got;
+    }
+  }
+  return got;
 }
 
 template <class K>

@@ -53,10 +53,6 @@ class inner_layer {
   // Lock-free: the leaf whose range holds `key` (a hint, see above), or 0 if
   // the reader met a slot a concurrent writer has not filled yet (retry).
   uint64_t find(probe_arg key) const noexcept;
-  // find(), and in after[0..n) the offsets of the leaves that follow it
-  // under the same bottom node (0 past its end): prefetch hints for a scan,
-  // as racy as find()'s answer (each is some leaf's offset, or 0).
-  uint64_t find(probe_arg key, uint64_t* after, unsigned n) const noexcept;
 
   // Adds the leaf `off` whose low fence key is `low` (the new right sibling
   // made by a leaf split). Thread-safe (takes the writer mutex).
@@ -87,6 +83,31 @@ class inner_layer {
   uint64_t nodes() const noexcept { return nodes_.size(); }
   uint32_t height() const noexcept;  // inner levels (>= 1)
   uint32_t capacity() const noexcept { return cap_; }
+
+ private:
+  struct node;
+
+ public:
+  // A scan's prefetch hints: the leaf offsets in key order. seek() answers
+  // as find(); next() names the leaf after the last one named (0 past the
+  // last leaf, or when a racing writer left a slot unfilled; it stays 0).
+  // As racy as find(): each answer is some leaf's offset or 0. Lock-free;
+  // the layer must outlive the cursor (nodes are never freed meanwhile).
+  class cursor {
+   public:
+    uint64_t seek(const inner_layer& layer, probe_arg key) noexcept;
+    uint64_t next() noexcept;
+    // next() into out[] up to n times or until it answers 0; returns how
+    // many it wrote.
+    unsigned list(uint64_t* out, unsigned n) noexcept;
+
+   private:
+    static constexpr unsigned k_depth = 48;  // > any height: >= 4 children per node
+    const inner_layer* l_ = nullptr;
+    unsigned depth_ = 0;  // nodes on the path; 0: no more answers
+    const node* path_[k_depth];
+    uint32_t at_[k_depth];  // the child taken in path_[i]
+  };
 
  private:
   // clang-format off
