@@ -342,14 +342,15 @@ class hybrid_core {
     // before it). Hints stopping at the end of the first leaf's bottom node
     // (LB+-Tree: ~14 leaves under one, ~10 read by a scan100) left half the
     // leaves to the chain: crossing into the next ones made its scan100
-    // ~1.4x. The scan keeps up to k_hints_ahead leaves asked for beyond the
-    // one it reads, while they likely hold records it will take (leaves are
-    // at least half full after a split; then the mean fill of the leaves read
-    // so far). Asking for more at once (LB+-Tree: 8 leaves, 32 lines) queued
-    // the later ones behind full line-fill buffers, and the scan waited on
-    // its prefetch instructions. The hints a scan likely needs are listed
-    // while the first leaf's miss is pending; a longer one lists more as it
-    // goes (scan1000: ~100 LB+-Tree leaves).
+    // 1.24x (docs/results/scan.md, "Session 42"). The scan keeps up to
+    // k_hints_ahead leaves asked for beyond the one it reads, while they
+    // likely hold records it will take (leaves are at least half full after
+    // a split; then the mean fill of the leaves read so far). Asking for more
+    // at once (LB+-Tree: 8 leaves, 32 lines) queued the later ones behind
+    // full line-fill buffers, and the scan waited on its prefetch
+    // instructions. The hints a scan likely needs are listed while the first
+    // leaf's miss is pending; a longer one lists more as it goes (scan1000:
+    // ~100 LB+-Tree leaves).
     typename inner_layer<K>::cursor cur;
     uint64_t hint[k_hint_ring];  // hint[i % k_hint_ring]: leaf i + 1, if no writer moved it
     unsigned known = 0;          // hints listed so far
@@ -393,7 +394,7 @@ class hybrid_core {
       // of the leaves already asked for: the scan asks for no leaf it will
       // likely not read. LB+-Tree's scan100 asked for ~4 leaves past its
       // end (16 of ~56 lines), which only delayed the misses that matter;
-      // without them it ran ~8% faster.
+      // without them it ran 1.16x.
       taken += m;
       live += uint64_t(std::popcount(ops_.live(l)));
       // The next leaf's lines arrive while this one is sorted and emitted;
