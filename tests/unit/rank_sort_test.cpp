@@ -62,7 +62,10 @@ TEST(RankSort, DispatchPadsAndRanks) {
   for (size_t m = 1; m <= 64; ++m) {
     auto recs = distinct_records(rng, m);
     uint8_t rank[64];
-    d::key_ranks(recs.data(), m, rank);
+    alignas(64) uint64_t keys[64];
+    for (size_t i = 0; i < m; ++i) keys[i] = recs[i].key;
+    for (size_t i = m; i < 64; ++i) keys[i] = 0xdead;  // must be overwritten by the padding
+    d::key_ranks(keys, m, rank);
     auto sorted = recs;
     std::sort(sorted.begin(), sorted.end(), [](const record& a, const record& b) { return a.key < b.key; });
     for (size_t i = 0; i < m; ++i) ASSERT_EQ(sorted[rank[i]].key, recs[i].key) << "m=" << m << " i=" << i;

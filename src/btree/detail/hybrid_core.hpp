@@ -288,41 +288,64 @@ class hybrid_core {
     return got;
   }
 
-  // The m records of buf (one validated snapshot of l) in key order, in out
-  // or (keys=bytes, no hint) sorted where they are; returns where they
+  // u64 keys, a leaf without a usable order: its keys are ranked where they
+  // are collected, and each record is copied once, from the leaf straight
+  // to its place in out (the caller's output when it has room), in the same
+  // optimistic snapshot (the caller validates). Collecting {key, value}
+  // into a buffer, ranking a copy of its keys and then moving the records
+  // copied each one three times. Returns how many records out holds; with
+  // `ord` (a hinted leaf) every live slot is ranked, ord gets the slots in
+  // key order and `skip` the records below `from` at the front of out.
+  template <class Rec>
+  size_t collect_ranked(const leaf* l, uint64_t from, Rec* out, uint8_t* ord, size_t& skip) const noexcept {
+    alignas(64) uint64_t keys[64];
+    uint8_t slot[64], rank[64];
+    size_t n = 0;
+    for (uint64_t m = ops_.live(l); m; m &= m - 1) {
+      const unsigned i = unsigned(std::countr_zero(m));
+      const uint64_t k = load_relaxed(&ops_.slot(l, i)->key);
+      if (!ord && k < from) continue;
+      keys[n] = k;
+      slot[n++] = uint8_t(i);
+    }
+    key_ranks(keys, n, rank);
+    for (size_t i = 0; i < n; ++i) out[rank[i]] = {keys[i], load_acq(&ops_.slot(l, slot[i])->value)};
+    skip = 0;
+    if (ord) {
+      for (size_t i = 0; i < n; ++i) ord[rank[i]] = slot[i];
+      while (skip < n && out[skip].key < from) ++skip;
+    }
+    return n;
+  }
+
+  // Byte keys: the m records of buf (one validated snapshot of l) in key
+  // order, in out or (no hint) sorted where they are; returns where they
   // start. A hinted leaf's buf holds every live record (slots[i]: buf[i]'s
   // slot): its order is stored as the hint, and the records below `from`
   // are left out of the m returned.
   template <class Rec>
   Rec* sort_leaf(leaf* l, Rec* buf, size_t& m, [[maybe_unused]] const uint8_t* slots,
                  [[maybe_unused]] const typename K::probe& from, Rec* out) {
-    if constexpr (K::k_blocks && !k_hinted) {  // no order to keep: the records themselves are sorted
-      std::sort(buf, buf + m, [&](const Rec& x, const Rec& y) {
-        return K::less(K::of(p_, x.key, x.value), K::of(p_, y.key, y.value));
-      });
+    auto less = [&](const Rec& x, const Rec& y) {
+      return K::less(K::of(p_, x.key, x.value), K::of(p_, y.key, y.value));
+    };
+    if constexpr (!k_hinted) {  // no order to keep: the records themselves are sorted
+      std::sort(buf, buf + m, less);
       return buf;
-    }
-    uint8_t rank[64];
-    if constexpr (K::k_blocks) {
-      uint8_t idx[64];
-      for (size_t i = 0; i < m; ++i) idx[i] = uint8_t(i);
-      std::sort(idx, idx + m, [&](uint8_t a, uint8_t b) {
-        return K::less(K::of(p_, buf[a].key, buf[a].value), K::of(p_, buf[b].key, buf[b].value));
-      });
-      for (size_t j = 0; j < m; ++j) rank[idx[j]] = uint8_t(j);
     } else {
-      key_ranks(buf, m, rank);
-    }
-    for (size_t i = 0; i < m; ++i) out[rank[i]] = buf[i];
-    size_t skip = 0;
-    if constexpr (k_hinted) {
-      uint8_t ord[64] = {};
-      for (size_t i = 0; i < m; ++i) ord[rank[i]] = slots[i];
+      uint8_t idx[64], ord[64] = {};
+      for (size_t i = 0; i < m; ++i) idx[i] = uint8_t(i);
+      std::sort(idx, idx + m, [&](uint8_t a, uint8_t b) { return less(buf[a], buf[b]); });
+      for (size_t j = 0; j < m; ++j) {
+        out[j] = buf[idx[j]];
+        ord[j] = slots[idx[j]];
+      }
       ops_.store_order(l, ord);
+      size_t skip = 0;
       while (skip < m && K::less(K::of(p_, out[skip].key, out[skip].value), from)) ++skip;
+      m -= skip;
+      return out + skip;
     }
-    m -= skip;
-    return out + skip;
   }
 
   // Walks the leaves from the one holding `lower`: emit(buf, m) gets each
@@ -381,10 +404,19 @@ class hybrid_core {
       Rec* dst = place();
       uint64_t v = lk.read_begin();
       size_t m = k_stale;
-      uint8_t slots[64];
+      size_t skip = 0;    // u64 keys, hinted leaf: records below lower at the front
+      uint8_t slots[64];  // hinted leaf: byte keys, buf's slots; u64 keys, the order found
+      Rec* const into = dst ? dst : ordered;
       if constexpr (k_hinted) m = collect_hinted(l, lower, dst ? dst : buf);
       const bool sorted = m != k_stale;
-      if (!sorted) m = collect(l, lower, buf, k_hinted ? slots : nullptr);
+      if (!sorted) {
+        if constexpr (K::k_blocks) {
+          m = collect(l, lower, buf, k_hinted ? slots : nullptr);
+        } else {
+          if constexpr (k_hinted) std::fill(slots, slots + 64, uint8_t{0});
+          m = collect_ranked(l, lower, into, k_hinted ? slots : nullptr, skip);
+        }
+      }
       uint64_t nx = ops_.next(l);
       if (!lk.validate(v)) {  // a writer changed the leaf: read it again
         --j;
@@ -395,7 +427,7 @@ class hybrid_core {
       // likely not read. LB+-Tree's scan100 asked for ~4 leaves past its
       // end (16 of ~56 lines), which only delayed the misses that matter;
       // without them it ran 1.16x.
-      taken += m;
+      taken += m - skip;
       live += uint64_t(std::popcount(ops_.live(l)));
       // The next leaf's lines arrive while this one is sorted and emitted;
       // a hint already asked for them (a second ask of a line in flight
@@ -403,7 +435,15 @@ class hybrid_core {
       if (nx && taken < expect && !(j < ahead && hint[j % k_hint_ring] == nx)) prefetch_leaf(at(nx));
       if (ahead > j && ahead < j + 1 + k_hints_ahead && taken + (ahead - j) * live / (j + 1) < expect) ask();
       Rec* recs = dst ? dst : buf;
-      if (!sorted) recs = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower, dst ? dst : ordered);
+      if (!sorted) {
+        if constexpr (K::k_blocks) {
+          recs = sort_leaf(l, buf, m, k_hinted ? slots : nullptr, lower, into);
+        } else {
+          if constexpr (k_hinted) ops_.store_order(l, slots);
+          recs = into + skip;
+          m -= skip;
+        }
+      }
       if (!emit(recs, m)) return;
       off = nx;
     }

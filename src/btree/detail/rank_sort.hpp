@@ -57,17 +57,14 @@ inline void key_ranks_scalar(const uint64_t* keys, size_t m, uint8_t* rank) noex
   }
 }
 
-// rank[i] = the number of records j with recs[j].key < recs[i].key, for
-// m <= 64 records with distinct keys, with the widest SIMD the CPU has.
-// GCC cannot see that the variants read only the padded prefix of keys[]
-// (m rounded up to 8) and warns; padding all 64 words instead cost LB+-Tree's
-// scan1000 (10 records a leaf) about a tenth.
+// rank[i] = the number of keys[j] < keys[i], for m <= 64 distinct keys, with
+// the widest SIMD the CPU has. keys[] must have room for m rounded up to 8
+// words: the padding is written here. GCC cannot see that the variants read
+// only that padded prefix and warns; padding all 64 words instead cost
+// LB+-Tree's scan1000 (10 records a leaf) about a tenth.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-template <class Rec>
-inline void key_ranks(const Rec* recs, size_t m, uint8_t* rank) noexcept {
-  alignas(64) uint64_t keys[64];
-  for (size_t i = 0; i < m; ++i) keys[i] = recs[i].key;
+inline void key_ranks(uint64_t* keys, size_t m, uint8_t* rank) noexcept {
   for (size_t i = m; i < ((m + 7) & ~size_t{7}); ++i) keys[i] = UINT64_MAX;
   if (__builtin_cpu_supports("avx512f"))
     key_ranks_avx512(keys, m, rank);
