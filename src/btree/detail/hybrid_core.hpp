@@ -228,10 +228,10 @@ class hybrid_core {
     }
   }
 
-  // The valid slots of l whose key is >= from, as {key, value} words
-  // (record or entry), unsorted; with `slots`, every valid slot (from is
-  // not looked at) and slot numbers in slots[]. An optimistic read: the
-  // caller validates.
+  // Byte keys (u64 keys: collect_ranked below): the valid slots of l whose
+  // key is >= from, as {key, value} words, unsorted; with `slots`, every
+  // valid slot (from is not looked at) and slot numbers in slots[]. An
+  // optimistic read: the caller validates.
   template <class Rec>
   size_t collect(const leaf* l, const typename K::probe& from, Rec* out, uint8_t* slots = nullptr) const noexcept {
     size_t n = 0;

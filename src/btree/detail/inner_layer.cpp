@@ -171,7 +171,8 @@ template <class K>
 unsigned inner_layer<K>::cursor::list(uint64_t* out, unsigned n) noexcept {
   unsigned got = 0;
   while (got < n && depth_) {
-    // The rest of the bottom node in one loop, then next() for the walk.
+    // The rest of the bottom node in one loop, then next() for the walk
+    // (one next() call per hint ran LB+-Tree's scan100 ~3-6% slower).
     const node* b = path_[depth_ - 1];
     uint32_t& i = at_[depth_ - 1];
     for (const uint32_t last = std::min(ld(&b->count), l_->cap_); got < n && i < last; ++got) {
