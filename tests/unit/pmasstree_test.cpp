@@ -149,6 +149,45 @@ TEST_F(Pmasstree, RandomAgainstOracle) {
   }
 }
 
+// A scan's prefetch hints (leaf_path): from any key, the leaf the descent
+// finds and then every leaf after it along the chain, in order -- what a
+// scan checks against the chain and asks for ahead. Narrow inner nodes make
+// deep trees (the names climb several levels between bottom nodes); removes
+// between the checks leave emptied leaves in the chain.
+TEST_F(Pmasstree, ScanHintsNameTheChainInOrder) {
+  for (const char* params : {"leaf=3,inner=3", "leaf=4,inner=5", "leaf=15,inner=16"}) {
+    SCOPED_TRACE(params);
+    auto idx = open_idx(params);
+    auto* t = dynamic_cast<mt::tree<false>*>(idx.get());
+    ASSERT_NE(t, nullptr);
+    auto& p = idx->pool();
+    std::vector<uint64_t> keys;
+    auto hints_match = [&] {
+      std::vector<uint64_t> froms = {0, ~uint64_t{0}};
+      for (int i = 0; i < 20; ++i) froms.push_back(rng_() % 200000);
+      for (uint64_t from : froms) {
+        const auto named = t->named_leaves(mt::make_ikey(from, 8));
+        std::vector<uint64_t> chain{named.front()};
+        while (const uint64_t nx = p.ptr<mt::leaf>(chain.back())->next) chain.push_back(nx);
+        ASSERT_EQ(named, chain) << "from " << from;
+      }
+    };
+    for (size_t i = 0; i < 6000; ++i) {
+      if (!keys.empty() && rng_() % 4 == 0) {
+        const size_t at = rng_() % keys.size();
+        idx->remove(keys[at]);
+        keys[at] = keys.back();
+        keys.pop_back();
+      } else {
+        const uint64_t k = rng_() % 200000;
+        if (idx->insert(k, k)) keys.push_back(k);
+      }
+      if (i % 1000 == 999) ASSERT_NO_FATAL_FAILURE(hints_match());
+    }
+    EXPECT_GT(t->named_leaves(mt::make_ikey(0, 8)).size(), 100u);
+  }
+}
+
 // Lock words are volatile: a word left locked (by a crash) belongs to an
 // older generation after reopening and is free. Every leaf's word set
 // locked, clean and dirty reopen: everything readable and writable.

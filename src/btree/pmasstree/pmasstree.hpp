@@ -264,6 +264,10 @@ class tree final : public bytes_index {
   void trace(pm::pool::trace_sink& sink) override;
   index_stats stats() override;
 
+  // For tests: the leaves of the first layer a scan from k is told of, in
+  // order: the leaf the descent finds, then every leaf its leaf_path names.
+  std::vector<uint64_t> named_leaves(ikey k);
+
  private:
   // A key being looked for: keys=u64 its value as the one slice; keys=bytes
   // its bytes (the ikey of each layer is taken from them).
@@ -315,9 +319,43 @@ class tree final : public bytes_index {
   // The path of a descent under split_mu_: the inner nodes and the child
   // taken in each.
   using path_t = std::vector<std::pair<inner*, unsigned>>;
+  // The leaves of a layer after a descent's leaf, in key order, named by
+  // the inner nodes the descent passed (a scan's prefetch hints). Inner
+  // nodes are immutable once published, so no version is read; a child
+  // word swung meanwhile gives the old child or its new copy, both in key
+  // order, and both stay readable while the scan is pinned. Every leaf of a
+  // layer is at the same depth, so a leaf is named without being read.
+  // Leaves only the chain holds (a split whose separator is not in yet)
+  // are not named: the names are a subsequence of the chain's leaves.
+  class leaf_path {
+   public:
+    void push(const inner* n, unsigned i) noexcept {
+      if (depth_ < k_max) {
+        node_[depth_] = n;
+        pos_[depth_] = i;
+      }
+      ++depth_;
+    }
+    // The next leaf's offset, 0 when the layer has none (or the descent
+    // was deeper than the cursor holds).
+    uint64_t next(const tree& t) noexcept;
+
+   private:
+    static constexpr unsigned k_max = 24;  // levels (2^24 leaves at the narrowest width)
+    const inner* node_[k_max];
+    unsigned pos_[k_max];  // the child taken in node_[i]
+    unsigned depth_ = 0;
+  };
+  // The leaf the inner nodes of layer `root` name for k (not read), each
+  // inner node and child taken recorded in *path.
+  uint64_t descend(uint64_t root, ikey k, leaf_path* path) const;
+  // From l (at or left of k's leaf) right along the chain to the leaf whose
+  // range holds k; v: the version its checks were made at (readers
+  // validate it).
+  leaf* settle(leaf* l, ikey k, uint64_t& v) const;
   // The leaf of layer `root` whose range holds k (moving right along the
   // chain), and the version its checks were made at (readers validate it).
-  leaf* locate(uint64_t root, ikey k, uint64_t& v) const;
+  leaf* locate(uint64_t root, ikey k, uint64_t& v) const { return settle(at(descend(root, k, nullptr)), k, v); }
   // The same leaf, locked: the B-link check is made again under the lock
   // (the leaf may have split between the descent and the lock).
   leaf* lock_leaf(uint64_t root, ikey k);
@@ -353,12 +391,20 @@ class tree final : public bytes_index {
   void swing(uint64_t* word, uint64_t v);                                           // store, flush, fence
 
   // --- reads (scan.cpp)
+  // `expect`: how many records the caller will likely take (sizes the
+  // prefetch; SIZE_MAX: unknown).
   template <class Sink>
-  bool scan_layer(uint64_t root, size_t d, const probe* from, Sink& sink);
+  bool scan_layer(uint64_t root, size_t d, const probe* from, size_t expect, Sink& sink);
   template <class Sink>
-  void walk(const probe& from, Sink& sink) {
+  void walk(const probe& from, size_t expect, Sink& sink) {
     auto g = p_.pin();
-    scan_layer(common::load_acq(&root_->root), 0, &from, sink);
+    scan_layer(common::load_acq(&root_->root), 0, &from, expect, sink);
+  }
+  // Asks for every line of a leaf at once (its live slots are spread over
+  // all five, and a scan's leaves are not adjacent in the pool).
+  void prefetch_leaf(uint64_t off) const noexcept {
+    const char* p = at<char>(off);
+    for (size_t i = 0; i < sizeof(leaf); i += 64) __builtin_prefetch(p + i);
   }
   // keys=bytes: the record's block if k is present (pinned by the caller).
   uint64_t find_record(const probe& k) const;

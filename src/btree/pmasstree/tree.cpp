@@ -128,16 +128,24 @@ void tree<Bytes>::lock(leaf* l) noexcept {
 // ---------------------------------------------------------------- descent
 
 template <bool Bytes>
-leaf* tree<Bytes>::locate(uint64_t root, ikey k, uint64_t& v) const {
+uint64_t tree<Bytes>::descend(uint64_t root, ikey k, leaf_path* path) const {
   uint64_t off = root & ~k_layer_tag;
   // Inner nodes are immutable: no versions to check on the way down.
   while (kind_of(at<void>(off)) == k_inner) {
     const inner* n = at<inner>(off);
+    // Its child words are in its last lines, read after the separators:
+    // asked for now, they arrive with them.
+    for (size_t b = 64; b < sizeof(inner); b += 64) __builtin_prefetch(reinterpret_cast<const char*>(n) + b);
     unsigned nk = unsigned(n->nkeys), i = 0;
     while (i < nk && sep_of(n, i) <= k) ++i;
+    if (path) path->push(n, i);
     off = load_acq(&n->child[i]);
   }
-  leaf* l = at(off);
+  return off;
+}
+
+template <bool Bytes>
+leaf* tree<Bytes>::settle(leaf* l, ikey k, uint64_t& v) const {
   for (;;) {
     uint64_t ver = read_begin(l);
     uint64_t nx = load_acq(&l->next);
