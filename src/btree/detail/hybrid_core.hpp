@@ -429,6 +429,23 @@ class hybrid_core {
       // without them it ran 1.16x.
       taken += m - skip;
       live += uint64_t(std::popcount(ops_.live(l)));
+      if constexpr (K::k_blocks) {
+        // The caller reads each record's block, a miss of its own. The next
+        // leaf's blocks are asked for before this leaf's records are
+        // emitted (its lines were asked for leaves ago), so that they
+        // arrive while these are read: asked for only when their own leaf
+        // was read, the first blocks of every leaf waited a whole miss. A
+        // hint, unvalidated: a torn word only wastes the prefetch.
+        if (j == 0) {
+          const Rec* got = sorted && dst ? dst : buf;
+          for (size_t i = 0; i < m; ++i) __builtin_prefetch(common::kv_at(p_, got[i].value));
+        }
+        if (nx && taken < expect) {
+          const leaf* n = at(nx);
+          for (uint64_t b = ops_.live(n); b; b &= b - 1)
+            __builtin_prefetch(common::kv_at(p_, load_relaxed(&ops_.slot(n, unsigned(std::countr_zero(b)))->value)));
+        }
+      }
       // The next leaf's lines arrive while this one is sorted and emitted;
       // a hint already asked for them (a second ask of a line in flight
       // still takes a load-queue slot, the scan's bottleneck).

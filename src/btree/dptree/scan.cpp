@@ -4,11 +4,16 @@
 // the active buffer's map lock (shared) held throughout: an atomic snapshot
 // (a writer may have logged a record it has not applied yet: it has not
 // returned either).
+#include <algorithm>
 #include <cstring>
 
 #include "btree/dptree/dptree.hpp"
 
 namespace pmindex::btree::dptree {
+
+// How far ahead of the merge a scan asks for base slots, and for their
+// records' blocks (a block's offset is in its slot: asked for later).
+inline constexpr unsigned k_slots_ahead = 16, k_blocks_ahead = 8;
 
 template <class K>
 template <class Emit>
@@ -24,12 +29,26 @@ void tree<K>::collect(ukey from, size_t count, const ukey* hi, Emit&& emit) {
   const leaf* l = at(leaf_for(from));
   const meta* m = &cur(l);
   unsigned pos = lower(l, *m, from, nullptr);
+  // A leaf's slots are read in key order, each on a line of its own, and
+  // keys=bytes reads each record's block to compare its key: asked for
+  // ahead of the merge, these misses overlap (keys=bytes scan100 2.5x).
+  // The buffers are DRAM maps; their nodes are not prefetched.
+  unsigned slot_asked = pos, block_asked = pos;  // positions of l asked for
   size_t n = 0;
   while (n < count) {
     while (l && pos >= m->count) {  // the next leaf with a record
       l = m->next ? at(m->next) : nullptr;
       if (l) m = &cur(l);
-      pos = 0;
+      pos = slot_asked = block_asked = 0;
+    }
+    if (l) {
+      const unsigned end = unsigned(std::min<size_t>(m->count, pos + std::min<size_t>(count - n, k_slots)));
+      const entry* sl = slots(l);
+      for (; slot_asked < std::min(end, pos + k_slots_ahead); ++slot_asked)
+        __builtin_prefetch(&sl[m->order[slot_asked]]);
+      if constexpr (k_bytes)
+        for (; block_asked < std::min(end, pos + k_blocks_ahead); ++block_asked)
+          __builtin_prefetch(common::kv_at(p_, __atomic_load_n(&sl[m->order[block_asked]].value, __ATOMIC_RELAXED)));
     }
     const bool ha = a != ae, hf = has_frozen && fz != fe, hb = l != nullptr;
     if (!ha && !hf && !hb) break;

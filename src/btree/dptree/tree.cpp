@@ -372,9 +372,18 @@ template <class K>
 unsigned tree<K>::lower(const leaf* l, const meta& m, ukey k, bool* found) const noexcept {
   unsigned lo = 0, hi = unsigned(std::min<uint64_t>(m.count, k_slots));
   const entry* s = slots(l);
+  auto below = [&](const entry& e) {
+    if constexpr (k_bytes) {
+      // The slot's key word is its key's prefix: a block (a miss of its
+      // own, one per step of the search) is read only on a tie.
+      const uint64_t kp = detail::key_prefix(k), ep = __atomic_load_n(&e.key, __ATOMIC_RELAXED);
+      if (ep != kp) return ep < kp;
+    }
+    return key_of(e) < k;
+  };
   while (lo < hi) {
     unsigned mid = (lo + hi) / 2;
-    if (key_of(s[m.order[mid]]) < k)
+    if (below(s[m.order[mid]]))
       lo = mid + 1;
     else
       hi = mid;

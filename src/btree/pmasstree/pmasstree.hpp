@@ -111,7 +111,10 @@
 //
 // Scans: depth first through the layers, leaf by leaf along the chains,
 // each leaf one validated snapshot; sorted, no duplicates, a record present
-// for the whole scan is returned; not an atomic snapshot.
+// for the whole scan is returned; not an atomic snapshot. The inner nodes
+// of the descent name the leaves that follow (leaf_path): a scan prefetches
+// a few leaves ahead of the chain, and keys=bytes asks for a leaf's record
+// blocks before it emits the leaf before it (scan.cpp).
 //
 // Measured (`pmindex bench`, 100k sparse u64 keys, default widths): 3.3
 // flushes and 2.5 fences per insert (splits included), 1 + 1 per update,
