@@ -143,7 +143,7 @@ bool tree<Bytes>::scan_layer(uint64_t root, size_t d, const probe* from, size_t 
       // of this leaf are asked for before the previous leaf's records are
       // emitted, so that they arrive while those are read (asked for just
       // before their own records, the first of each leaf waited a whole
-      // miss: the byte scan100 ran at half the speed).
+      // miss: the byte scan100 ran at 0.7x).
       if (taken + held < expect)
         for (unsigned i = 0; i < n; ++i)
           if (!(cur[i].w & k_layer_tag)) __builtin_prefetch(common::kv_at(p_, cur[i].w));
