@@ -121,8 +121,15 @@ bool tree<Bytes>::scan_layer(uint64_t root, size_t d, const probe* from, size_t 
       v = read_begin(l);
       perm_t pm{load_acq(&l->perm)};
       nx = load_acq(&l->next);
-      const unsigned vis = visible(l, pm, nx);
-      for (n = 0; n < vis; ++n) cur[n] = {slot_key(l, pm[n]), load_acq(&l->slot[pm[n]].value)};
+      // visible() in the same pass: entries >= next's low are not l's
+      const unsigned cnt = std::min(pm.size(), k_width);
+      const ikey hi = nx ? low_of(at(nx)) : ~ikey{0};
+      for (n = 0; n < cnt; ++n) {
+        const unsigned sl = pm[n];
+        const ikey k = slot_key(l, sl);
+        if (k >= hi) break;
+        cur[n] = {k, load_acq(&l->slot[sl].value)};
+      }
       if (validate(l, v)) break;
     }
     live += n;
