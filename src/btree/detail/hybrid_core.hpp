@@ -68,7 +68,9 @@
 #include "btree/detail/inner_layer.hpp"
 #include "btree/detail/keys.hpp"
 #include "btree/detail/rank_sort.hpp"
+#include "common/kv_block.hpp"
 #include "common/mutant.hpp"
+#include "common/prefetch.hpp"
 #include "common/root_block.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -469,13 +471,9 @@ class hybrid_core {
   static constexpr unsigned k_hints_ahead = 4;
   static constexpr unsigned k_hints_listed = 16;  // at most, before the first leaf
   static constexpr unsigned k_hint_ring = 32;     // > k_hints_listed + k_hints_ahead + 1
-  // Asks for every line of a leaf at once. Live slots are spread over the
-  // whole leaf and a scan's leaves are not adjacent in the pool, so reading
-  // slot by slot would take the leaf's cache misses one after another.
-  void prefetch_leaf(const leaf* l) const noexcept {
-    const char* p = reinterpret_cast<const char*>(l);
-    for (uint64_t i = 0, n = ops_.leaf_bytes(); i < n; i += 64) __builtin_prefetch(p + i);
-  }
+  // Every line of a leaf at once: live slots are spread over the whole leaf
+  // and a scan's leaves are not adjacent in the pool.
+  void prefetch_leaf(const leaf* l) const noexcept { common::prefetch_lines(l, ops_.leaf_bytes()); }
 
   // No concurrent writers.
   check_result check() {

@@ -295,7 +295,6 @@ class tree final : public detail::collect_calls<tree<K>, K> {
   std::string_view anchor_of(uint64_t node, char* buf) const noexcept { return anchors<K>::of_node(p_, node, buf); }
 
   // --- scans (scan.cpp)
-  void prefetch_node(const dnode* n, size_t from) const noexcept;  // its lines from byte `from` on
   // Up to `count` records >= from in key order, as slot words (pinned by
   // the caller: kv blocks stay readable).
   // With `hi`, only records <= *hi (range()).

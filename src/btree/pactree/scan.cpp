@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "btree/pactree/pactree.hpp"
+#include "common/prefetch.hpp"
 
 namespace pmindex::btree::pactree {
 
@@ -31,12 +32,6 @@ unsigned tree<K>::node_order(dnode* n, uint64_t& v, uint8_t* order) {
     v = after;
   }
   return c;
-}
-
-template <class K>
-void tree<K>::prefetch_node(const dnode* n, size_t from) const noexcept {
-  const char* b = reinterpret_cast<const char*>(n);
-  for (size_t i = from; i < sizeof(dnode); i += 64) __builtin_prefetch(b + i);
 }
 
 // The smallest key after `last`, as a probe (false: there is none).
@@ -75,10 +70,10 @@ restart:
     // order, and the next node's address is in this one: asked for at
     // once, the node's lines and (while the scan will likely go on) the next
     // node's arrive together instead of one miss after another.
-    prefetch_node(n, 64);
+    common::prefetch_lines(n, sizeof(dnode), 64);  // (its first line is read)
     if (const uint64_t ahead = load_acq(&n->next);
         ahead && out.size() + size_t(std::popcount(load_acq(&n->bitmap))) < count)
-      prefetch_node(at(ahead), 0);
+      common::prefetch_lines(at(ahead), sizeof(dnode));
     uint8_t ord[k_slots];
     unsigned c = node_order(n, v, ord);
     const size_t mark = out.size();

@@ -144,6 +144,7 @@
 #include "common/atomics.hpp"
 #include "common/kv_block.hpp"
 #include "common/mutant.hpp"
+#include "common/prefetch.hpp"
 #include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -405,10 +406,7 @@ class tree final : public bytes_index {
   }
   // Asks for every line of a leaf at once (its live slots are spread over
   // all five, and a scan's leaves are not adjacent in the pool).
-  void prefetch_leaf(uint64_t off) const noexcept {
-    const char* p = at<char>(off);
-    for (size_t i = 0; i < sizeof(leaf); i += 64) __builtin_prefetch(p + i);
-  }
+  void prefetch_leaf(uint64_t off) const noexcept { common::prefetch_lines(at<char>(off), sizeof(leaf)); }
   // keys=bytes: the record's block if k is present (pinned by the caller).
   uint64_t find_record(const probe& k) const;
 

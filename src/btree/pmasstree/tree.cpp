@@ -135,7 +135,7 @@ uint64_t tree<Bytes>::descend(uint64_t root, ikey k, leaf_path* path) const {
     const inner* n = at<inner>(off);
     // Its child words are in its last lines, read after the separators:
     // asked for now, they arrive with them.
-    for (size_t b = 64; b < sizeof(inner); b += 64) __builtin_prefetch(reinterpret_cast<const char*>(n) + b);
+    common::prefetch_lines(n, sizeof(inner), 64);
     unsigned nk = unsigned(n->nkeys), i = 0;
     while (i < nk && sep_of(n, i) <= k) ++i;
     if (path) path->push(n, i);
