@@ -269,10 +269,23 @@ class tree final : public bytes_index {
   // pinned in an epoch. out(leaf) may run more than once (restarts).
   template <class Out>
   bool read(std::string_view key, Out&& out);
+  // A child met by a scan's walk of an inner node (tree.cpp, scan_node),
+  // and what the walk has asked for of it so far.
+  struct kid {
+    enum : uint8_t { k_none, k_head, k_leaves };
+    uint64_t w;
+    unsigned byte;
+    uint8_t state = k_none;
+    unsigned pop = 0;  // k_leaves: the array's records
+  };
+  static constexpr size_t left_unknown = SIZE_MAX;
+  static constexpr unsigned k_kids_ahead = 16, k_heads_ahead = 4, k_records_ahead = 16;
   template <class Sink>
-  bool scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink);
+  bool scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink, size_t& left,
+                 bool asked);
   template <class Sink>
-  bool scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink);
+  bool scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink, size_t& left, bool asked);
+  void ask_ahead(kid* q, unsigned qn, size_t left);
 
   // --- writes (write.cpp); the exclusive lock is held
   enum { k_insert, k_upsert, k_update, k_remove };

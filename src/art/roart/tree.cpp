@@ -4,6 +4,7 @@
 
 #include "art/roart/roart.hpp"
 #include "common/atomics.hpp"
+#include "common/prefetch.hpp"
 #include "common/root_block.hpp"
 #include "pmindex/sync/optimistic_lock.hpp"
 #include "pmindex/util/hash.hpp"
@@ -11,6 +12,15 @@
 namespace pmindex::art::roart {
 
 using common::load_acq;
+
+namespace {
+// The slots the leaf arrays this thread's scans visit use, about (a moving
+// mean of their highest used slot + 1): how much of an array's head a scan
+// asks for ahead. Sparse u64 keys fill arrays to ~16 records at 1M, to one
+// or two at 10M, where asking for 3 lines per array filled the line-fill
+// buffers with lines never read.
+thread_local unsigned t_array_slots = 16;
+}  // namespace
 
 uint16_t fingerprint(std::string_view key) noexcept {
   // 8-byte chunks through memcpy and the tail through uint8_t: every byte is
@@ -195,9 +205,13 @@ std::optional<uint64_t> tree::lookup(uint64_t key) {
 // In-order walk of the subtree of node word w, found at key position pos.
 // `bounded`: the path to w equals from's first pos bytes, so records below
 // from are skipped. sink(leaf) -> false stops the walk (returns false).
+// `left`: records the caller will likely still take (sizes the asking
+// ahead; SIZE_MAX: unknown); `asked`: w is a leaf array whose leaves a
+// walk above already asked for.
 template <class Sink>
-bool tree::scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink) {
-  if (is_array(w)) return scan_array(array_at(w), from, bounded, sink);
+bool tree::scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink, size_t& left,
+                     bool asked) {
+  if (is_array(w)) return scan_array(array_at(w), from, bounded, sink, left, asked);
   inner* n = inner_at(w);
   fresh(n);
   const unsigned lv = n->level;
@@ -217,50 +231,107 @@ bool tree::scan_node(uint64_t w, unsigned pos, std::string_view from, bool bound
     lo = uint8_t(from[lv]);
     edge = true;
   }
-  auto visit = [&](unsigned b, uint64_t c) {
-    if (b < lo) return true;
-    return scan_node(c, lv + 1, from, edge && b == lo, sink);
+  // The children from byte lo, in key order, one at a time.
+  const kind nk = static_cast<kind>(n->kind);
+  uint64_t kids[16];  // N4/N16: gathered and sorted
+  unsigned nkids = 0, at = 0;
+  if (nk == kind::n4 || nk == kind::n16) {
+    for (unsigned j = 0, cap = capacity(nk); j < cap; ++j)
+      if (uint64_t c = load_acq(&n->child[j]); c && byte_of(c) >= lo) kids[nkids++] = c;
+    std::sort(kids, kids + nkids, [](uint64_t a, uint64_t b) { return byte_of(a) < byte_of(b); });
+  }
+  const uint8_t* idx = nk == kind::n48 ? n48_index(n) : nullptr;
+  unsigned b = lo;  // N48/N256: the next byte to look at
+  auto next = [&](kid& k) {
+    if (nk == kind::n4 || nk == kind::n16) {
+      if (at == nkids) return false;
+      k = {kids[at], byte_of(kids[at])};
+      ++at;
+      return true;
+    }
+    for (; b < 256; ++b) {
+      const uint64_t c = idx ? (idx[b] ? load_acq(&n->child[idx[b] - 1]) : 0) : load_acq(&n->child[b]);
+      if (c) {
+        k = {c, b++};
+        return true;
+      }
+    }
+    return false;
   };
-  switch (static_cast<kind>(n->kind)) {
-    case kind::n4:
-    case kind::n16: {
-      uint64_t kids[16];
-      unsigned k = 0, cap = capacity(static_cast<kind>(n->kind));
-      for (unsigned j = 0; j < cap; ++j)
-        if (uint64_t c = load_acq(&n->child[j])) kids[k++] = c;
-      std::sort(kids, kids + k, [](uint64_t a, uint64_t b) { return byte_of(a) < byte_of(b); });
-      for (unsigned j = 0; j < k; ++j)
-        if (!visit(byte_of(kids[j]), kids[j])) return false;
-      return true;
+  // Each child is a dependent miss (a leaf array: its head, then its
+  // leaves, each a block of its own). At 1M records a scan100 crosses ~6
+  // arrays of ~16 records, at 10M ~70 of one or two: visited one after
+  // another, a third of the scan waited on an array's first line and a
+  // third on its first leaf (perf). So while q[0] is walked, the children
+  // after it are asked for (ask_ahead): the heads first, their leaves
+  // one visit later, while the records before them will likely not end
+  // the scan.
+  kid q[k_kids_ahead];
+  unsigned qn = 0;
+  while (qn < k_kids_ahead && next(q[qn])) ++qn;
+  while (qn) {
+    ask_ahead(q, qn, left);
+    if (!scan_node(q[0].w, lv + 1, from, edge && q[0].byte == lo, sink, left, q[0].state == kid::k_leaves))
+      return false;
+    std::copy(q + 1, q + qn, q);
+    if (!next(q[qn - 1])) --qn;
+  }
+  return true;
+}
+
+// Asks for what the walk of q[0] will be followed by (scan_node): the
+// leaves of the children whose heads were asked for before, while fewer
+// than k_records_ahead records lie between q[0] and them, and the heads
+// of the next k_heads_ahead children after those; nothing past where the
+// records before (a known array's count; an unread array counts none, a
+// subtree all) reach `left`. More at once only queues behind full
+// line-fill buffers. Hints read without validation: a scan excludes
+// writers, and a stale array's bitmap (an older generation's) is not used.
+void tree::ask_ahead(kid* q, unsigned qn, size_t left) {
+  auto records = [](const kid& k) {
+    if (!is_array(k.w)) return left_unknown;
+    return k.state == kid::k_leaves ? size_t(k.pop) : size_t{0};
+  };
+  size_t before = records(q[0]);  // records from q[0] up to q[i]
+  unsigned heads = 0;
+  for (unsigned i = 1; i < qn && before < left; ++i) {
+    kid& k = q[i];
+    if (k.state == kid::k_none) {
+      if (heads++ == k_heads_ahead) break;
+      const char* h = p_.ptr<char>(off_of(k.w));
+      common::prefetch_lines(h, is_array(k.w) ? 24 + 8 * t_array_slots : 64);
+      k.state = kid::k_head;
+    } else if (k.state == kid::k_head && is_array(k.w) && before - records(q[0]) < k_records_ahead) {
+      leaf_array* a = array_at(k.w);
+      if (current(load_acq(&a->lock))) {
+        const uint64_t bm = load_acq(&a->bitmap);
+        for (uint64_t m = bm; m; m &= m - 1)
+          if (uint64_t s = load_acq(&a->slot[std::countr_zero(m)])) __builtin_prefetch(leaf_at(s));
+        k.pop = unsigned(std::popcount(bm));
+        k.state = kid::k_leaves;
+      }
+    } else if (k.state == kid::k_head) {
+      ++heads;
     }
-    case kind::n48: {
-      const uint8_t* idx = n48_index(n);
-      for (unsigned b = lo; b < 256; ++b)
-        if (idx[b])
-          if (!visit(b, load_acq(&n->child[idx[b] - 1]))) return false;
-      return true;
-    }
-    default:
-      for (unsigned b = lo; b < 256; ++b)
-        if (uint64_t c = load_acq(&n->child[b]))
-          if (!visit(b, c)) return false;
-      return true;
+    const size_t r = records(k);
+    before = r == left_unknown ? left_unknown : before + r;
   }
 }
 
 // A leaf array's records in key order (its slots are in insertion order:
 // ordered here, so a scan that stops inside the array returns the smallest).
 template <class Sink>
-bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink) {
+bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink, size_t& left, bool asked) {
   fresh(a);
   // Every leaf is a block of its own: prefetch them all before reading any,
-  // so their misses overlap.
+  // so their misses overlap (unless the walk above asked for them already:
+  // a second ask of a line in flight still takes a load-queue slot).
   const common::kv_block* blk[k_slots];
   unsigned m = 0;
   for (uint64_t bm = a->bitmap; bm; bm &= bm - 1)
     if (uint64_t s = load_acq(&a->slot[std::countr_zero(bm)])) {
       blk[m] = leaf_at(s);
-      __builtin_prefetch(blk[m]);
+      if (!asked) __builtin_prefetch(blk[m]);
       ++m;
     }
   // Ordered without a comparison sort (std::sort of the array, its branches
@@ -292,6 +363,8 @@ bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& 
     next[j] = *at;
     *at = uint8_t(j);
   }
+  left -= std::min<size_t>(left, k);
+  if (const uint64_t bm = a->bitmap) t_array_slots = (3 * t_array_slots + 64 - unsigned(std::countl_zero(bm))) / 4;
   for (unsigned w = 0; w < 5; ++w)
     for (uint64_t bits = used[w]; bits; bits &= bits - 1)
       for (unsigned j = first[w * 64 + unsigned(std::countr_zero(bits))]; j != k_none; j = next[j])
@@ -307,7 +380,8 @@ size_t tree::scan(std::string_view from, size_t count, record_buffer& out) {
     return ++n < count;
   };
   common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
-  if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, from, true, sink);
+  size_t left = count;
+  if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, from, true, sink, left, false);
   return n;
 }
 
@@ -320,7 +394,8 @@ size_t tree::range(std::string_view lo, std::string_view hi, record_buffer& out)
     return true;
   };
   common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
-  if (uint64_t w = load_acq(&root_->root); w && lo <= hi) scan_node(w, 0, lo, true, sink);
+  size_t left = left_unknown;
+  if (uint64_t w = load_acq(&root_->root); w && lo <= hi) scan_node(w, 0, lo, true, sink, left, false);
   return n;
 }
 
@@ -335,7 +410,8 @@ size_t tree::scan(uint64_t from, size_t count, record* out) {
     return ++n < count;
   };
   common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
-  if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, kb, true, sink);
+  size_t left = count;
+  if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, kb, true, sink, left, false);
   return n;
 }
 
