@@ -48,7 +48,9 @@
 #include "art/detail/node_locks.hpp"
 #include "art/detail/nodes.hpp"
 #include "common/mutant.hpp"
+#include "common/prefetch.hpp"
 #include "common/root_block.hpp"
+#include "common/prefetch.hpp"
 #include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -138,8 +140,12 @@ class art_index final : public u64_index, node_kit<P, false> {
     }
     static size_t wanted() { return 16; }  // unknown: up to `hi`
   };
+  // `asked`: the first children of w a walk above already asked for.
   template <class S>
-  bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s);
+  bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsigned asked = 0);
+  // Asks for the children of inner node w, in key order, up to `budget`
+  // (how many were asked for).
+  unsigned ask_children(uint64_t w, size_t budget);
   // Always inlined: GCC takes a function whose only effect is a prefetch
   // for one without effects and drops the call.
   [[gnu::always_inline]] inline void prefetch_child(uint64_t k);
@@ -317,7 +323,7 @@ size_t art_index<P>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
 // sort below it are skipped. Returns true when s.emit() said stop.
 template <class P>
 template <class S>
-bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
+bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsigned asked) {
   if (is_leaf(w)) {
     leaf* l = leaf_at(w);
     if (!bounded || l->key >= s.from) return s.emit(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
@@ -363,18 +369,47 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
         if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
     } else {  // a window that slides as the walk goes (~100 Node256s asked for at the top would fill the memory pipeline)
       unsigned ahead = 0, leaves = 0, inners = 0;  // kid[i, ahead) are asked for: so many of each
+      // Two levels: at 1M records a scan100 crosses ~6 bottom nodes of ~16
+      // leaves, and a bottom node's leaves were asked for only when the
+      // walk entered it, one node's misses after another's. So while kid i
+      // is walked, the leaves of inner kid i + 1 (its first lines were asked
+      // for a visit ago) are asked for too, and a Node48's child words (past
+      // its first lines) two visits ahead, while the records before them
+      // will likely not end the scan.
+      unsigned told = 0;  // kid[i + 1]'s first `told` children are asked for
       for (unsigned i = 0; i < nk; ++i) {
         while (ahead < nk && (ahead == i || leaves + inners * k_inner_guess < s.wanted())) {
-          prefetch_child(kid[ahead]);
+          if (ahead >= asked) prefetch_child(kid[ahead]);  // (asked for above)
           ++(is_leaf(kid[ahead++]) ? leaves : inners);
         }
-        if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
+        const unsigned mine = told;
+        told = 0;
+        const size_t mine_records = is_leaf(kid[i]) ? 1 : k_inner_guess;
+        if (i + 1 < ahead && !is_leaf(kid[i + 1]) && mine_records < s.wanted())
+          told = ask_children(kid[i + 1], s.wanted() - mine_records);
+        if (i + 2 < ahead && kind_of(kid[i + 2]) == k_n48 && mine_records + k_inner_guess < s.wanted())
+          common::prefetch_lines(p_.template ptr<char>(off_of(kid[i + 2])), node_size(k_n48), 192);
+        if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s, mine)) return true;
         --(is_leaf(kid[i]) ? leaves : inners);
       }
     }
+    asked = 0;  // (the first batch only)
     if (nk < cap || digit[nk - 1] + 1u >= dg::k_fanout) return false;  // the node is walked
     from = digit[nk - 1] + 1u;
   }
+}
+
+template <class P>
+unsigned art_index<P>::ask_children(uint64_t w, size_t budget) {
+  if (kind_of(w) == k_direct) return 0;  // (256 words to read: not ahead)
+  unsigned n = 0;
+  visit(w, [&](auto ops, auto* nd) {
+    return ops.for_each(nd, [&](unsigned, uint64_t* slot) {
+      prefetch_child(__atomic_load_n(slot, __ATOMIC_RELAXED));
+      return ++n == budget;
+    });
+  });
+  return n;
 }
 
 // The lines a walk of child word k reads first: a leaf's record, an inner
