@@ -4,6 +4,8 @@
 // stamp is <= the snapshot's, walking previous versions back as needed.
 #include "tree.hpp"
 
+#include "common/prefetch.hpp"
+
 namespace pmindex::art::permart::detail {
 
 unsigned tree::leaf_view(header* h, pair* out, uint64_t ts, bool current) const {
@@ -97,11 +99,34 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
   return each_child_from(n, from, [&](unsigned b, uint64_t* s) {
     if (child_max(prefix, d, b) < lo) return true;
     if (child_min(prefix, d, b) > hi) return false;  // and every later child
-    if (window && b + ahead <= last)
-      if (uint64_t a = __atomic_load_n(s + ahead, __ATOMIC_RELAXED)) __builtin_prefetch(hdr(a));
+    if (window) {
+      if (b + ahead <= last)
+        if (uint64_t a = __atomic_load_n(s + ahead, __ATOMIC_RELAXED)) __builtin_prefetch(hdr(a));
+      // Two levels: at 1M records a scan100 crosses ~6 listed nodes of ~11
+      // leaves, whose leaves were asked for only when the walk entered each,
+      // one node's misses after another's. So the next listed node's leaves
+      // are asked for while this child is walked, and the one after its
+      // lines, while the records before them (k_scan_prefetch a node, a
+      // guess) will likely not end the scan.
+      const size_t left = sink.wanted();
+      if (left > k_scan_prefetch && b + 1 <= last)
+        ask_listed(__atomic_load_n(s + 1, __ATOMIC_RELAXED), false, left - k_scan_prefetch);
+      if (left > 2 * k_scan_prefetch && b + 2 <= last) ask_listed(__atomic_load_n(s + 2, __ATOMIC_RELAXED), true, 0);
+    }
     uint64_t c = load_snap(s, ts);
     return !c || visit(c, lo, hi, ts, sink);
   });
+}
+
+void tree::ask_listed(uint64_t v, bool all, size_t budget) const {
+  if (!v || is_link(v)) return;
+  header* h = hdr(v);
+  const uint8_t k = __atomic_load_n(&h->kind, __ATOMIC_RELAXED);
+  if (k != uint8_t(kind::sparse) && k != uint8_t(kind::indirect)) return;
+  if (all)
+    common::prefetch_lines(h, k == uint8_t(kind::sparse) ? sizeof(sparse) : sizeof(indirect), 64);
+  else
+    prefetch_children(h, 0, 255, budget);
 }
 
 template <class Sink>

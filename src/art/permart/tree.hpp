@@ -53,6 +53,12 @@ class tree final : public u64_index, protected core {
   bool visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const;
   size_t children_ahead(header* n, unsigned from, unsigned last, size_t wanted) const;
   static constexpr size_t k_inner_ahead = 4;  // inner children of a full node asked for at once (scans)
+  // A listed node's lines after its first (`all`), or its children up to
+  // `budget` (!all): what a scan will read there, asked for a visit or two
+  // before it gets there (visit()). Other nodes: nothing. A hint. (A walk
+  // of a node whose children were all asked for here asks for them again:
+  // telling it not to measured no faster.)
+  void ask_listed(uint64_t v, bool all, size_t budget) const;
   template <class Sink>
   void snapshot(uint64_t lo, uint64_t hi, Sink& sink);
 
