@@ -364,9 +364,14 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsign
           from);
     });
     if constexpr (k_inner_guess == 1) {  // WORT: as many children asked for at once as records wanted
-      for (unsigned i = 0, ahead = unsigned(std::min<size_t>(nk, s.wanted())); i < ahead; ++i) prefetch_child(kid[i]);
-      for (unsigned i = 0; i < nk; ++i)
-        if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
+      for (unsigned i = asked, ahead = unsigned(std::min<size_t>(nk, s.wanted())); i < ahead; ++i) prefetch_child(kid[i]);
+      unsigned told = 0;
+      for (unsigned i = 0; i < nk; ++i) {
+        const unsigned mine = told;
+        told = 0;
+        if (i + 1 < nk && !is_leaf(kid[i + 1]) && s.wanted() > 1) told = ask_children(kid[i + 1], s.wanted() - 1);
+        if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s, mine)) return true;
+      }
     } else {  // a window that slides as the walk goes (~100 Node256s asked for at the top would fill the memory pipeline)
       unsigned ahead = 0, leaves = 0, inners = 0;  // kid[i, ahead) are asked for: so many of each
       // Two levels: at 1M records a scan100 crosses ~6 bottom nodes of ~16
@@ -401,7 +406,7 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsign
 
 template <class P>
 unsigned art_index<P>::ask_children(uint64_t w, size_t budget) {
-  if (kind_of(w) == k_direct) return 0;  // (256 words to read: not ahead)
+  if (dg::k_fanout >= 256 && kind_of(w) == k_direct) return 0;  // (256 words to read: not ahead)
   unsigned n = 0;
   visit(w, [&](auto ops, auto* nd) {
     return ops.for_each(nd, [&](unsigned, uint64_t* slot) {
