@@ -230,6 +230,33 @@ TEST_F(Roart, ReopenLookupWithStaleLockWords) {
 // order: a scan stopping inside an array returned the wrong subset. Keys
 // inserted in descending order into one array (no split): every scan of
 // every length from every start returns exactly the smallest keys >= start.
+// The deepest tree: keys "a", "aa", ... up to the longest key, each a proper
+// prefix of the next, so one inner node per length (the shorter key its
+// end-of-key record): scans, check, stats and a dirty reopen recurse ~4096
+// levels down and must not run out of stack (under ASan, whose frames are
+// larger, too: check() overflowed an 8 MB stack before its per-node checks
+// went out of line).
+TEST_F(Roart, LongestPrefixChain) {
+  std::map<std::string, std::string> ref;
+  {
+    auto idx = open_idx("keys=bytes,leaf=2");
+    // (up to one byte short of the longest: expect_same looks up each key
+    // with a byte more)
+    for (size_t n = 1; n < art::roart::tree::k_max_key; ++n) {
+      std::string k(n, 'a');
+      ASSERT_TRUE(idx->insert(k, std::to_string(n)));
+      ref[k] = std::to_string(n);
+    }
+    ASSERT_NO_FATAL_FAILURE(expect_same(*idx, ref, "chain"));
+    record_buffer rb;
+    ASSERT_EQ(idx->scan(std::string(2000, 'a') + '\0', 3, rb), 3u);
+    EXPECT_EQ(rb.key(0), std::string(2001, 'a'));
+    idx->abandon();
+  }
+  auto idx = open_idx("");
+  ASSERT_NO_FATAL_FAILURE(expect_same(*idx, ref, "chain after a dirty reopen"));
+}
+
 TEST_F(Roart, ScanStoppingMidArrayReturnsTheSmallest) {
   for (auto params : {"keys=u64", "keys=bytes", "keys=u64,leaf=8"}) {
     ::unlink(path_.c_str());

@@ -279,12 +279,15 @@ class tree final : public bytes_index {
     unsigned pop = 0;  // k_leaves: the array's records
   };
   static constexpr size_t left_unknown = SIZE_MAX;
-  static constexpr unsigned k_kids_ahead = 16, k_heads_ahead = 4, k_records_ahead = 16;
+  static constexpr unsigned k_kids_ahead = 8, k_heads_ahead = 4, k_records_ahead = 16;
   template <class Sink>
   bool scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink, size_t& left,
                  bool asked);
+  // Out of line: its arrays (~1.3 KB) stay off the frames of scan_node's
+  // recursion, one per level (4096 levels for the longest keys).
   template <class Sink>
-  bool scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink, size_t& left, bool asked);
+  [[gnu::noinline]] bool scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink, size_t& left,
+                                    bool asked);
   void ask_ahead(kid* q, unsigned qn, size_t left);
 
   // --- writes (write.cpp); the exclusive lock is held
@@ -304,6 +307,9 @@ class tree final : public bytes_index {
 
   // --- verification (verify.cpp)
   std::string check_node(uint64_t w, unsigned pos, std::string& path, uint64_t& n);
+  [[gnu::noinline]] std::string check_array(uint64_t w, unsigned pos, const std::string& path, uint64_t& n);
+  [[gnu::noinline]] std::string check_inner(uint64_t w, unsigned pos, std::string& path, uint64_t& n, inner*& nd);
+  bool leaf_ok(uint64_t s) const;
   void trace_node(pm::pool::trace_sink& sink, uint64_t w, unsigned pos);
   struct census {
     uint64_t records = 0, arrays = 0, used_slots = 0, inner[5] = {}, depth_sum = 0;

@@ -66,62 +66,27 @@ check_result tree::check() {
 // every level at or past its position and its stored prefix covering the gap,
 // every record's key extending the path (an end-of-key record equal to it),
 // fingerprints right, the volatile fields equal to what a rebuild gives,
-// child bytes distinct and where their kind puts them.
+// child bytes distinct and where their kind puts them. One frame per level
+// (4096 levels for the longest keys): the checks of one node are out of line
+// (check_array, check_inner), so the recursion keeps only what it needs (an
+// ASan frame of 2 KB overflowed a thread's 8 MB stack; Roart.LongestPrefixChain).
 std::string tree::check_node(uint64_t w, unsigned pos, std::string& path, uint64_t& n) {
-  auto key_ok = [&](std::string_view k) { return k.size() >= pos && k.substr(0, pos) == path; };
   // A clean open trusts the pool, so check() is what meets a damaged one:
   // every word is validated (as trace_node does) before it is followed.
-  auto leaf_ok = [&](uint64_t s) { return common::kv_block_valid(p_, off_of(s), k_max_key, k_max_value); };
   if (is_array(w) == is_inner(w) || (w & 9)) return "a node word with a bad tag";
-  if (is_array(w)) {
-    if (!p_.valid_block(off_of(w), sizeof(leaf_array))) return "a leaf array outside the heap";
-    leaf_array* a = array_at(w);
-    fresh(a);
-    if (a->level != pos) return "a leaf array's level disagrees with its position";
-    uint64_t used = 0;
-    for (unsigned i = 0; i < k_slots; ++i) {
-      uint64_t s = a->slot[i];
-      if (!s) continue;
-      used |= uint64_t{1} << i;
-      if (!leaf_ok(s)) return "a leaf word names no valid leaf";
-      if (keys() == key_kind::u64 && (leaf_at(s)->klen != 8 || leaf_at(s)->vlen != 8))
-        return "a record of a keys=u64 pool that is not 8 + 8 bytes";
-      std::string_view k = leaf_key(s);
-      if (!key_ok(k)) return "a record in a leaf array off its path";
-      if (fp_of(s) != fingerprint(k)) return "a slot's fingerprint disagrees with its key";
-      for (unsigned j = 0; j < i; ++j)
-        if (a->slot[j] && leaf_key(a->slot[j]) == k) return "a key twice in one leaf array";
-      ++n;
-    }
-    if (!bitmap_trusted() && a->bitmap != used) return "a leaf array's bitmap disagrees with its slots";
-    if (unsigned(std::popcount(used)) > cap_) return "a leaf array over its capacity";
-    return "";
-  }
-  if (!p_.valid_block(off_of(w), k_inner_header)) return "an inner node outside the heap";
-  inner* nd = inner_at(w);
-  if (nd->kind < uint8_t(kind::n4) || nd->kind > uint8_t(kind::n256)) return "an inner node of no kind";
-  auto k = static_cast<kind>(nd->kind);
-  const unsigned lv = nd->level;
-  if (lv < pos || nd->nprefix < lv - pos || lv > k_max_key) return "an inner node's level disagrees with its position";
-  if (!p_.valid_block(off_of(w), inner_size(k, nd->nprefix))) return "an inner node outside the heap";
-  fresh(nd);
+  if (is_array(w)) return check_array(w, pos, path, n);
   const size_t keep = path.size();
-  path.append(prefix_of(nd) + (nd->nprefix - (lv - pos)), lv - pos);
-  if (uint64_t e = nd->eok) {
-    if (!leaf_ok(e)) return "a leaf word names no valid leaf";
-    if (keys() == key_kind::u64) return "an end-of-key record in a keys=u64 pool";
-    if (leaf_key(e) != path) return "an end-of-key record that is not its node's path";
-    ++n;
-  }
-  bool seen[256] = {};
-  unsigned children = 0;
+  inner* nd = nullptr;
+  if (std::string e = check_inner(w, pos, path, n, nd); !e.empty()) return e;
+  const auto k = static_cast<kind>(nd->kind);
+  const unsigned lv = nd->level;
+  uint64_t seen[4] = {};  // the child bytes met
   for (unsigned j = 0; j < capacity(k); ++j) {
     uint64_t c = nd->child[j];
     if (!c) continue;
     unsigned b = byte_of(c);
-    if (seen[b]) return "a byte twice in one inner node";
-    seen[b] = true;
-    ++children;
+    if (seen[b >> 6] >> (b & 63) & 1) return "a byte twice in one inner node";
+    seen[b >> 6] |= uint64_t{1} << (b & 63);
     if (k == kind::n256 && b != j) return "an N256 child off its byte";
     if (k == kind::n48 && n48_index(nd)[b] != j + 1) return "an N48 index disagrees with its children";
     path.push_back(char(b));
@@ -131,8 +96,56 @@ std::string tree::check_node(uint64_t w, unsigned pos, std::string& path, uint64
   }
   if (k == kind::n48)
     for (unsigned b = 0; b < 256; ++b)
-      if (n48_index(nd)[b] && !seen[b]) return "an N48 index names a missing child";
+      if (n48_index(nd)[b] && !(seen[b >> 6] >> (b & 63) & 1)) return "an N48 index names a missing child";
   path.resize(keep);
+  return "";
+}
+
+bool tree::leaf_ok(uint64_t s) const { return common::kv_block_valid(p_, off_of(s), k_max_key, k_max_value); }
+
+std::string tree::check_array(uint64_t w, unsigned pos, const std::string& path, uint64_t& n) {
+  if (!p_.valid_block(off_of(w), sizeof(leaf_array))) return "a leaf array outside the heap";
+  leaf_array* a = array_at(w);
+  fresh(a);
+  if (a->level != pos) return "a leaf array's level disagrees with its position";
+  uint64_t used = 0;
+  for (unsigned i = 0; i < k_slots; ++i) {
+    uint64_t s = a->slot[i];
+    if (!s) continue;
+    used |= uint64_t{1} << i;
+    if (!leaf_ok(s)) return "a leaf word names no valid leaf";
+    if (keys() == key_kind::u64 && (leaf_at(s)->klen != 8 || leaf_at(s)->vlen != 8))
+      return "a record of a keys=u64 pool that is not 8 + 8 bytes";
+    std::string_view k = leaf_key(s);
+    if (k.size() < pos || k.substr(0, pos) != path) return "a record in a leaf array off its path";
+    if (fp_of(s) != fingerprint(k)) return "a slot's fingerprint disagrees with its key";
+    for (unsigned j = 0; j < i; ++j)
+      if (a->slot[j] && leaf_key(a->slot[j]) == k) return "a key twice in one leaf array";
+    ++n;
+  }
+  if (!bitmap_trusted() && a->bitmap != used) return "a leaf array's bitmap disagrees with its slots";
+  if (unsigned(std::popcount(used)) > cap_) return "a leaf array over its capacity";
+  return "";
+}
+
+// An inner node's own fields and end-of-key record; appends its prefix to
+// path and sets nd.
+std::string tree::check_inner(uint64_t w, unsigned pos, std::string& path, uint64_t& n, inner*& nd) {
+  if (!p_.valid_block(off_of(w), k_inner_header)) return "an inner node outside the heap";
+  nd = inner_at(w);
+  if (nd->kind < uint8_t(kind::n4) || nd->kind > uint8_t(kind::n256)) return "an inner node of no kind";
+  auto k = static_cast<kind>(nd->kind);
+  const unsigned lv = nd->level;
+  if (lv < pos || nd->nprefix < lv - pos || lv > k_max_key) return "an inner node's level disagrees with its position";
+  if (!p_.valid_block(off_of(w), inner_size(k, nd->nprefix))) return "an inner node outside the heap";
+  fresh(nd);
+  path.append(prefix_of(nd) + (nd->nprefix - (lv - pos)), lv - pos);
+  if (uint64_t e = nd->eok) {
+    if (!leaf_ok(e)) return "a leaf word names no valid leaf";
+    if (keys() == key_kind::u64) return "an end-of-key record in a keys=u64 pool";
+    if (leaf_key(e) != path) return "an end-of-key record that is not its node's path";
+    ++n;
+  }
   return "";
 }
 
