@@ -14,7 +14,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+// GCC 12 warns inside libstdc++'s regex compiler (-Wmaybe-uninitialized on
+// a std::function of its own, a false positive); the warning is placed at the
+// header's lines, so it is silenced for them only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <regex>
+#pragma GCC diagnostic pop
 #include <set>
 #include <iterator>
 #include <memory>
