@@ -50,7 +50,6 @@
 #include "common/mutant.hpp"
 #include "common/prefetch.hpp"
 #include "common/root_block.hpp"
-#include "common/prefetch.hpp"
 #include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"

@@ -22,9 +22,8 @@ void tree::trace(pm::pool::trace_sink& sink) {
 
 void tree::trace_node(pm::pool::trace_sink& sink, uint64_t w, unsigned pos) {
   auto leaf = [&](uint64_t s) {
-    uint64_t o = off_of(s);
-    if (!common::kv_block_valid(p_, o, k_max_key, k_max_value)) corrupt("a leaf word names no valid leaf");
-    sink.add(o, common::kv_block_size(p_, o));
+    if (!leaf_ok(s)) corrupt("a leaf word names no valid leaf");
+    sink.add(off_of(s), common::kv_block_size(p_, off_of(s)));
   };
   if (is_array(w) == is_inner(w) || (w & 9)) corrupt("a node word with a bad tag");
   if (is_array(w)) {
