@@ -142,6 +142,14 @@ class art_index final : public u64_index, node_kit<P, false> {
   // `asked`: the first children of w a walk above already asked for.
   template <class S>
   bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsigned asked = 0);
+  // Leaf w's record, if it sorts at or above s.from (while `bounded`).
+  // Inlined into its parent's walk: a call per record was a fifth of a
+  // scan in cache (WOART scan100 1.3x, 1M records all hot).
+  template <class S>
+  [[gnu::always_inline]] inline bool emit_leaf(uint64_t w, bool bounded, S& s) {
+    const leaf* l = leaf_at(w);
+    return (!bounded || l->key >= s.from) && s.emit(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
+  }
   // Asks for the children of inner node w, in key order, up to `budget`
   // (how many were asked for).
   unsigned ask_children(uint64_t w, size_t budget);
@@ -323,11 +331,7 @@ size_t art_index<P>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
 template <class P>
 template <class S>
 bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsigned asked) {
-  if (is_leaf(w)) {
-    leaf* l = leaf_at(w);
-    if (!bounded || l->key >= s.from) return s.emit(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
-    return false;
-  }
+  if (is_leaf(w)) return emit_leaf(w, bounded, s);
   header h = hdr(w);
   unsigned b = pos + h.plen;
   if (bounded && h.plen) {
@@ -369,7 +373,9 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsign
         const unsigned mine = told;
         told = 0;
         if (i + 1 < nk && !is_leaf(kid[i + 1]) && s.wanted() > 1) told = ask_children(kid[i + 1], s.wanted() - 1);
-        if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s, mine)) return true;
+        if (is_leaf(kid[i]) ? emit_leaf(kid[i], bounded && digit[i] == c, s)
+                            : scan_rec(kid[i], b + 1, bounded && digit[i] == c, s, mine))
+          return true;
       }
     } else {  // a window that slides as the walk goes (~100 Node256s asked for at the top would fill the memory pipeline)
       unsigned ahead = 0, leaves = 0, inners = 0;  // kid[i, ahead) are asked for: so many of each
@@ -393,8 +399,13 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsign
           told = ask_children(kid[i + 1], s.wanted() - mine_records);
         if (i + 2 < ahead && kind_of(kid[i + 2]) == k_n48 && mine_records + k_inner_guess < s.wanted())
           common::prefetch_lines(p_.template ptr<char>(off_of(kid[i + 2])), node_size(k_n48), 192);
+        if (is_leaf(kid[i])) {
+          if (emit_leaf(kid[i], bounded && digit[i] == c, s)) return true;
+          --leaves;
+          continue;
+        }
         if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s, mine)) return true;
-        --(is_leaf(kid[i]) ? leaves : inners);
+        --inners;
       }
     }
     asked = 0;  // (the first batch only)

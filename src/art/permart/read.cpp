@@ -58,17 +58,28 @@ size_t tree::children_ahead(header* n, unsigned from, unsigned last, size_t want
 }
 
 template <class Sink>
+bool tree::visit_leaf(header* n, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const {
+  if (leaf_logged(n)) return visit_logged_leaf(n, lo, hi, ts, sink);
+  const pair* kv = leaf_pairs(n);
+  const unsigned cnt = n->count;
+  for (unsigned i = lower_bound(kv, cnt, lo); i < cnt && kv[i].key <= hi; ++i)
+    if (!sink(kv[i].key, kv[i].value)) return false;
+  return true;
+}
+
+template <class Sink>
+bool tree::visit_logged_leaf(header* n, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const {
+  pair view[k_max_view];
+  const unsigned cnt = leaf_view(n, view, ts, mut_.on(mutant::scan_not_atomic));
+  for (unsigned i = lower_bound(view, cnt, lo); i < cnt && view[i].key <= hi; ++i)
+    if (!sink(view[i].key, view[i].value)) return false;
+  return true;
+}
+
+template <class Sink>
 bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const {
   header* n = hdr(v);
-  if (n->kind == uint8_t(kind::leaf)) {
-    pair view[k_max_view];
-    const pair* kv = leaf_pairs(n);
-    unsigned cnt = n->count;
-    if (leaf_logged(n)) cnt = leaf_view(n, view, ts, mut_.on(mutant::scan_not_atomic)), kv = view;
-    for (unsigned i = lower_bound(kv, cnt, lo); i < cnt && kv[i].key <= hi; ++i)
-      if (!sink(kv[i].key, kv[i].value)) return false;
-    return true;
-  }
+  if (n->kind == uint8_t(kind::leaf)) return visit_leaf(n, lo, hi, ts, sink);
   unsigned d = n->depth;
   uint64_t prefix = n->prefix;
   uint64_t nmin = prefix & prefix_mask(d), nmax = nmin | ~prefix_mask(d);
@@ -89,8 +100,12 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
     });
     for (unsigned i = 0, a = unsigned(std::min<size_t>(c, wanted)); i < a; ++i)
       __builtin_prefetch(hdr(__atomic_load_n(slot[i], __ATOMIC_RELAXED)));
-    for (unsigned i = 0; i < c; ++i)
-      if (uint64_t ch = load_snap(slot[i], ts); ch && !visit(ch, lo, hi, ts, sink)) return false;
+    for (unsigned i = 0; i < c; ++i) {
+      const uint64_t ch = load_snap(slot[i], ts);
+      if (!ch) continue;
+      header* h = hdr(ch);
+      if (!(h->kind == uint8_t(kind::leaf) ? visit_leaf(h, lo, hi, ts, sink) : visit(ch, lo, hi, ts, sink))) return false;
+    }
     return true;
   }
   const size_t ahead = children_ahead(n, from, last, wanted);
@@ -113,8 +128,10 @@ bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) 
         ask_listed(__atomic_load_n(s + 1, __ATOMIC_RELAXED), false, left - k_scan_prefetch);
       if (left > 2 * k_scan_prefetch && b + 2 <= last) ask_listed(__atomic_load_n(s + 2, __ATOMIC_RELAXED), true, 0);
     }
-    uint64_t c = load_snap(s, ts);
-    return !c || visit(c, lo, hi, ts, sink);
+    const uint64_t c = load_snap(s, ts);
+    if (!c) return true;
+    header* h = hdr(c);
+    return h->kind == uint8_t(kind::leaf) ? visit_leaf(h, lo, hi, ts, sink) : visit(c, lo, hi, ts, sink);
   });
 }
 
