@@ -92,7 +92,10 @@ bool bytes_tree::visit(uint64_t v, const bounds& b, bool lo_tight, bool hi_tight
   }
   if (end_only) return false;
   const unsigned lb = lo_tight ? uint8_t(b.lo[d]) : 0, hb = hi_tight ? uint8_t(b.hi[d]) : 255;
-  prefetch_children(n, lb, hb, k_scan_prefetch);
+  // A sparse node's children in range all (at most 17, one more than a
+  // scan asks for elsewhere): in the order stored, so the node is ordered
+  // once, for the walk (keys=bytes scan100 1.09x at 1M records).
+  prefetch_children(n, lb, hb, n->kind == uint8_t(kind::sparse) ? k_sparse_cap : k_scan_prefetch);
   return each_child_from(n, lb, [&](unsigned cb, uint64_t* s) {
     if (cb > hb) return false;  // and every later child
     uint64_t c = load_snap(s, ts);
