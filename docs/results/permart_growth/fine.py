@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Medians of docs/results/permart_growth/fine.sh: Mops/s per label and
-   workload, each label over BASE (default: the first by name), and
+   workload, each label over BASE (default: the first run), and
    flushes/fences/allocations per op.
    python3 docs/results/permart_growth/fine.py DIR [BASE]"""
 import collections, glob, json, statistics as st, sys
 
 m, cost, labels, works = collections.defaultdict(list), collections.defaultdict(list), [], []
-for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
-    for x in json.load(open(f))["results"]:
+# Labels in the order fine.sh ran them (each run's start time), not by name.
+runs = [(json.load(open(f)), f) for f in sorted(glob.glob(sys.argv[1] + "/*.json"))]
+for d, f in sorted(runs, key=lambda df: df[0].get("context", {}).get("date", "")):
+    for x in d["results"]:
         l = f.split("/")[-1].split("-")[0]
         w, r = x["workload"], x["run"]
         labels += [l] if l not in labels else []

@@ -12,6 +12,7 @@ for r in $(seq "${FIRST:-1}" "${ROUNDS:-5}"); do for w in $W; do for lb in "$@";
   l=${lb%%=*}; b=${lb#*=}
   rm -f /dev/shm/pmfine.pool
   "$b" bench --index "${INDEX:-permart}" -n "${N:-1M}" -t "${THREADS:-1}" --workload "$w" --seconds 3 --pin \
-    --no-progress --no-check --seed "$r" --pool /dev/shm/pmfine.pool --json "$OUT/$l-$w-r$r.json" > /dev/null 2>&1
+    --no-progress --no-check --seed "$r" --pool /dev/shm/pmfine.pool --json "$OUT/$l-$w-r$r.json" > /dev/null 2>&1 ||
+    echo "failed: $l $w r$r (a binary without this index or workload, or too small a pool)" >&2
 done; done; done
 rm -f /dev/shm/pmfine.pool

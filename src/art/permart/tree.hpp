@@ -52,7 +52,8 @@ class tree final : public u64_index, protected core {
   template <class Sink>
   bool visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const;
   // A leaf's pairs in [lo, hi] as of ts. Inlined into the walk of its
-  // parent (a call per record was a tenth of a scan in cache); the view of
+  // parent (a call per record was a fifth of a scan in cache: scan100 1.25x
+  // on a hot set, 1.05x at 1M uniform); the view of
   // a logged leaf, with its stack array, out of line.
   template <class Sink>
   [[gnu::always_inline]] inline bool visit_leaf(header* n, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const;
