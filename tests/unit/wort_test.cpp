@@ -80,6 +80,31 @@ class Wort : public test::wort_fixture {
     }
   }
 
+  // Random ranges compared with the oracle, each after a record already in
+  // `out` (range appends).
+  void check_ranges(index& idx, int n, uint64_t max_span) {
+    SCOPED_TRACE("ranges seed=" + std::to_string(seed_));
+    for (int i = 0; i < n; ++i) {
+      auto it = ref_.begin();
+      std::advance(it, rng_() % ref_.size());
+      uint64_t lo = it->first - rng_() % 2;
+      auto end = it;
+      for (uint64_t s = rng_() % max_span; s && std::next(end) != ref_.end(); --s) ++end;
+      uint64_t hi = end->first + (rng_() % 3) - 1;
+      std::vector<record> got{{7, 7}};
+      idx.range(lo, hi, got);
+      auto want = ref_.lower_bound(lo);
+      size_t j = 1;
+      for (; want != ref_.end() && want->first <= hi; ++j, ++want) {
+        ASSERT_LT(j, got.size()) << "range " << lo << ".." << hi << " ended early";
+        ASSERT_EQ(got[j].key, want->first) << "range " << lo << ".." << hi << " record " << j;
+        ASSERT_EQ(got[j].value, want->second);
+      }
+      ASSERT_EQ(got.size(), j) << "range " << lo << ".." << hi;
+      ASSERT_EQ(got[0].key, 7u);
+    }
+  }
+
   void random_ops(index& idx, const std::vector<uint64_t>& keys, size_t n) {
     SCOPED_TRACE("seed=" + std::to_string(seed_));
     for (size_t i = 0; i < n; ++i) {
@@ -159,6 +184,19 @@ TEST_P(Wort, OracleDenseSparseClustered) {
   random_ops(*idx, clustered_keys(n / 4, rng_), n);
   expect_same(*idx, "after reopen");
   check_scans(*idx, 100, 40);
+}
+
+// Scans and ranges of up to several hundred records: a scan reads each leaf
+// some leaves after it finds it (tree.hpp, found_leaf), so these cross that
+// queue many times and end, or pass `hi`, with leaves still queued.
+TEST_P(Wort, LongScansAndRanges) {
+  auto idx = open_idx();
+  size_t n = scaled(4000);
+  random_ops(*idx, sparse_keys(n, rng_), n);
+  random_ops(*idx, clustered_keys(n / 2, rng_), n / 2);
+  ASSERT_GT(ref_.size(), 500u);
+  check_scans(*idx, 200, 500);
+  check_ranges(*idx, 200, 500);
 }
 
 // Fill one node digit by digit so it passes through every kind, then empty it.

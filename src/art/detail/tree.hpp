@@ -114,48 +114,75 @@ class art_index final : public u64_index, node_kit<P, false> {
 
   // --- readers
   // What a walk from `from` fills: scan() up to `count` records into an
-  // array, range() every record up to `hi` into a vector. emit() takes one
-  // record and returns true to stop. (One struct reached through one
+  // array, range() every record up to `hi` into a vector. Each is also the
+  // queue of the leaves the walk found and has not read yet: a found leaf is
+  // asked for at once and read k_lag leaves later (read_leaf), so the walk
+  // through the inner nodes runs ahead of the reads and up to k_lag misses
+  // are in flight. Each leaf is a block of its own: a walk that read every
+  // leaf as it found it waited on one miss after another, and for the next
+  // node's lines between them (perf: most of a scan). Measured: see
+  // docs/results/scan.md, session 46. (One struct reached through one
   // pointer, as scan's state always was: the walk's code stays as tight.)
+  static constexpr size_t k_lag = 64;
   struct scan_state {
     uint64_t from;
     size_t count;
     record* out;
-    size_t n;
-    bool emit(uint64_t k, uint64_t v) {
-      out[n++] = {k, v};
-      return n == count;
-    }
+    size_t n = 0;     // out[0, n): leaves found; out[read, n) hold their words
+    size_t read = 0;  // out[0, read): records
+    void queue(uint64_t w) { out[n++].key = w; }
+    bool enough() const { return n == count; }
+    size_t queued() const { return n - read; }
+    uint64_t next() const { return out[read].key; }
+    bool take(uint64_t k, uint64_t v) { return out[read++] = {k, v}, false; }
     size_t wanted() const { return count - n; }  // records still to find (what to prefetch)
   };
   struct range_state {
     uint64_t from;
     uint64_t hi;
     std::vector<record>* out;
-    bool emit(uint64_t k, uint64_t v) {
-      if (k > hi) return true;
-      out->push_back({k, v});
-      return false;
+    size_t base;      // out's size before
+    size_t read = 0;  // (*out)[base, base + read): records; the rest, words
+    void queue(uint64_t w) { out->push_back({w, 0}); }
+    static bool enough() { return false; }
+    size_t queued() const { return out->size() - base - read; }
+    uint64_t next() const { return (*out)[base + read].key; }
+    bool take(uint64_t k, uint64_t v) {
+      if (k > hi) return out->resize(base + read), true;  // (the words queued after it go too)
+      return (*out)[base + read++] = {k, v}, false;
     }
     static size_t wanted() { return 16; }  // unknown: up to `hi`
   };
-  // `asked`: the first children of w a walk above already asked for.
   template <class S>
-  bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsigned asked = 0);
-  // Leaf w's record, if it sorts at or above s.from (while `bounded`).
-  // Inlined into its parent's walk: a call per record was a fifth of a
-  // scan in cache (WOART scan100 1.3x, 1M records all hot).
+  bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s);
+  // Leaf w, found by the walk: queued if it sorts at or above s.from (while
+  // `bounded`: that key is read now; it is the first leaf, where the walk
+  // starts). Inlined into its parent's walk: a call per record was a fifth
+  // of a scan in cache (WOART scan100 1.3x, 1M records all hot). True: stop.
   template <class S>
-  [[gnu::always_inline]] inline bool emit_leaf(uint64_t w, bool bounded, S& s) {
+  [[gnu::always_inline]] inline bool found_leaf(uint64_t w, bool bounded, S& s) {
     const leaf* l = leaf_at(w);
-    return (!bounded || l->key >= s.from) && s.emit(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
+    if (bounded && l->key < s.from) return false;
+    __builtin_prefetch(l);
+    s.queue(w);
+    if (s.queued() > k_lag && read_leaf(s)) return true;
+    return s.enough();
   }
-  // Asks for the children of inner node w, in key order, up to `budget`
-  // (how many were asked for).
-  unsigned ask_children(uint64_t w, size_t budget);
-  // Always inlined: GCC takes a function whose only effect is a prefetch
-  // for one without effects and drops the call.
-  [[gnu::always_inline]] inline void prefetch_child(uint64_t k);
+  // The oldest queued leaf's record into s. True: stop (past range's hi).
+  template <class S>
+  [[gnu::always_inline]] inline bool read_leaf(S& s) {
+    const leaf* l = leaf_at(s.next());
+    return s.take(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
+  }
+  // After the walk: the leaves still queued.
+  template <class S>
+  void read_queued(S& s) {
+    while (s.queued())
+      if (read_leaf(s)) return;
+  }
+  // The lines a walk of inner node k reads (a Node256's first three: it
+  // reads a part of its 2 KiB, from where the scan enters it).
+  [[gnu::always_inline]] inline void prefetch_node(uint64_t k);
   // Records a scan counts on below an inner child when it decides how far
   // ahead to prefetch. Measured (docs/results/scan.md, session 38): with
   // 256-way nodes (WOART, ART+CoW) 16 (a guess of 1 asks for ~100 Node256s
@@ -306,10 +333,11 @@ template <class P>
 size_t art_index<P>::scan(uint64_t from, size_t count, record* out) {
   if (!count) return 0;
   common::writer_gate::shared_closed no_writers(gate_);
-  scan_state s{from, count, out, 0};
+  scan_state s{from, count, out};
   uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
   if (w) scan_rec(w, 0, true, s);
-  return s.n;
+  read_queued(s);
+  return s.read;
 }
 
 // One walk with writers excluded: an atomic snapshot like scan() (the
@@ -319,19 +347,19 @@ size_t art_index<P>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
   if (lo > hi) return 0;
   common::writer_gate::shared_closed no_writers(gate_);
   size_t n0 = out.size();
-  range_state s{lo, hi, &out};
+  range_state s{lo, hi, &out, n0};
   uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
-  if (w) scan_rec(w, 0, true, s);
+  if (w && !scan_rec(w, 0, true, s)) read_queued(s);
   return out.size() - n0;
 }
 
 // In-order walk of the subtree at w (found at digit position pos). While
 // `bounded`, the path so far equals the digits of `from`, so subtrees that
-// sort below it are skipped. Returns true when s.emit() said stop.
+// sort below it are skipped. Returns true when s said stop.
 template <class P>
 template <class S>
-bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsigned asked) {
-  if (is_leaf(w)) return emit_leaf(w, bounded, s);
+bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
+  if (is_leaf(w)) return found_leaf(w, bounded, s);
   header h = hdr(w);
   unsigned b = pos + h.plen;
   if (bounded && h.plen) {
@@ -343,12 +371,12 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsign
     if (mine > want) bounded = false;
   }
   unsigned c = bounded ? dg::at(s.from, b) : 0;
-  // The children are gathered in key order, then walked; each is a block of
-  // its own (a leaf: one record), so a walk reading them one after another
-  // takes one miss after another (perf: most of a scan). So the walk asks
-  // ahead for the children it will need: each leaf up to the records the
-  // scan still wants, and inner children counted as k_inner_guess records.
-  // No writer runs, so the words stay.
+  // The children are gathered in key order, then walked: a leaf is queued
+  // (found_leaf: asked for now, read later), an inner child walked. The
+  // walk waits only on inner nodes, so it asks for them ahead: each whole,
+  // while the records before them (leaves one each, inner children
+  // k_inner_guess each) will likely not end the scan. No writer runs, so
+  // the words stay.
   uint64_t kid[dg::k_fanout];
   uint8_t digit[dg::k_fanout];
   // 256-way nodes gather their children in batches of about what the scan
@@ -366,76 +394,34 @@ bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s, unsign
           },
           from);
     });
-    if constexpr (k_inner_guess == 1) {  // WORT: as many children asked for at once as records wanted
-      for (unsigned i = asked, ahead = unsigned(std::min<size_t>(nk, s.wanted())); i < ahead; ++i) prefetch_child(kid[i]);
-      unsigned told = 0;
-      for (unsigned i = 0; i < nk; ++i) {
-        const unsigned mine = told;
-        told = 0;
-        if (i + 1 < nk && !is_leaf(kid[i + 1]) && s.wanted() > 1) told = ask_children(kid[i + 1], s.wanted() - 1);
-        if (is_leaf(kid[i]) ? emit_leaf(kid[i], bounded && digit[i] == c, s)
-                            : scan_rec(kid[i], b + 1, bounded && digit[i] == c, s, mine))
-          return true;
-      }
-    } else {  // a window that slides as the walk goes (~100 Node256s asked for at the top would fill the memory pipeline)
-      unsigned ahead = 0, leaves = 0, inners = 0;  // kid[i, ahead) are asked for: so many of each
-      // Two levels: at 1M records a scan100 crosses ~6 bottom nodes of ~16
-      // leaves, and a bottom node's leaves were asked for only when the
-      // walk entered it, one node's misses after another's. So while kid i
-      // is walked, the leaves of inner kid i + 1 (its first lines were asked
-      // for a visit ago) are asked for too, and a Node48's child words (past
-      // its first lines) two visits ahead, while the records before them
-      // will likely not end the scan.
-      unsigned told = 0;  // kid[i + 1]'s first `told` children are asked for
-      for (unsigned i = 0; i < nk; ++i) {
-        while (ahead < nk && (ahead == i || leaves + inners * k_inner_guess < s.wanted())) {
-          if (ahead >= asked) prefetch_child(kid[ahead]);  // (asked for above)
-          ++(is_leaf(kid[ahead++]) ? leaves : inners);
+    unsigned ahead = 0, leaves = 0, inners = 0;  // kid[i, ahead) are counted: so many of each
+    for (unsigned i = 0; i < nk; ++i) {
+      while (ahead < nk && (ahead == i || leaves + inners * k_inner_guess < s.wanted())) {
+        if (is_leaf(kid[ahead])) {
+          ++leaves;
+        } else {
+          prefetch_node(kid[ahead]);
+          ++inners;
         }
-        const unsigned mine = told;
-        told = 0;
-        const size_t mine_records = is_leaf(kid[i]) ? 1 : k_inner_guess;
-        if (i + 1 < ahead && !is_leaf(kid[i + 1]) && mine_records < s.wanted())
-          told = ask_children(kid[i + 1], s.wanted() - mine_records);
-        if (i + 2 < ahead && kind_of(kid[i + 2]) == k_n48 && mine_records + k_inner_guess < s.wanted())
-          common::prefetch_lines(p_.template ptr<char>(off_of(kid[i + 2])), node_size(k_n48), 192);
-        if (is_leaf(kid[i])) {
-          if (emit_leaf(kid[i], bounded && digit[i] == c, s)) return true;
-          --leaves;
-          continue;
-        }
-        if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s, mine)) return true;
-        --inners;
+        ++ahead;
       }
+      if (is_leaf(kid[i])) {
+        if (found_leaf(kid[i], bounded && digit[i] == c, s)) return true;
+        --leaves;
+        continue;
+      }
+      if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
+      --inners;
     }
-    asked = 0;  // (the first batch only)
     if (nk < cap || digit[nk - 1] + 1u >= dg::k_fanout) return false;  // the node is walked
     from = digit[nk - 1] + 1u;
   }
 }
 
 template <class P>
-unsigned art_index<P>::ask_children(uint64_t w, size_t budget) {
-  if (dg::k_fanout >= 256 && kind_of(w) == k_direct) return 0;  // (256 words to read: not ahead)
-  unsigned n = 0;
-  visit(w, [&](auto ops, auto* nd) {
-    return ops.for_each(nd, [&](unsigned, uint64_t* slot) {
-      prefetch_child(__atomic_load_n(slot, __ATOMIC_RELAXED));
-      return ++n == budget;
-    });
-  });
-  return n;
-}
-
-// The lines a walk of child word k reads first: a leaf's record, an inner
-// node's first three lines (a Node16's keys and child words).
-template <class P>
-inline void art_index<P>::prefetch_child(uint64_t k) {
-  const char* at = p_.template ptr<char>(off_of(k));
-  __builtin_prefetch(at);
-  if (!is_leaf(k))
-    for (uint64_t l = 64, z = std::min<uint64_t>(node_size(kind_of(k)), 192); l < z; l += 64)
-      __builtin_prefetch(at + l);
+inline void art_index<P>::prefetch_node(uint64_t k) {
+  const uint64_t z = node_size(kind_of(k));
+  common::prefetch_lines(p_.template ptr<char>(off_of(k)), z <= 1024 ? z : 192);
 }
 
 }  // namespace pmindex::art::detail
