@@ -182,7 +182,9 @@ TEST_F(Pmasstree, ScanHintsNameTheChainInOrder) {
         const uint64_t k = rng_() % 200000;
         if (idx->insert(k, k)) keys.push_back(k);
       }
-      if (i % 1000 == 999) ASSERT_NO_FATAL_FAILURE(hints_match());
+      if (i % 1000 == 999) {
+        ASSERT_NO_FATAL_FAILURE(hints_match());
+      }
     }
     EXPECT_GT(t->named_leaves(mt::make_ikey(0, 8)).size(), 100u);
   }
