@@ -135,6 +135,7 @@ class art_index final : public u64_index, node_kit<P, false> {
     size_t queued() const { return n - read; }
     uint64_t next() const { return out[read].key; }
     bool take(uint64_t k, uint64_t v) { return out[read++] = {k, v}, false; }
+    static size_t lag() { return k_lag; }  // (the walk stops at `count` found)
     size_t wanted() const { return count - n; }  // records still to find (what to prefetch)
   };
   struct range_state {
@@ -151,6 +152,11 @@ class art_index final : public u64_index, node_kit<P, false> {
       if (k > hi) return out->resize(base + read), true;  // (the words queued after it go too)
       return (*out)[base + read++] = {k, v}, false;
     }
+    // The walk learns it is past `hi` only when it reads the leaf: up to
+    // lag() leaves were found beyond. So a range starts with the 16 leaves
+    // ahead the walk asked for before the queue, and the queue grows as
+    // the range proves long.
+    size_t lag() const { return std::min(k_lag, 16 + read / 4); }
     static size_t wanted() { return 16; }  // unknown: up to `hi`
   };
   template <class S>
@@ -165,7 +171,7 @@ class art_index final : public u64_index, node_kit<P, false> {
     if (bounded && l->key < s.from) return false;
     __builtin_prefetch(l);
     s.queue(w);
-    if (s.queued() > k_lag && read_leaf(s)) return true;
+    if (s.queued() > s.lag() && read_leaf(s)) return true;
     return s.enough();
   }
   // The oldest queued leaf's record into s. True: stop (past range's hi).
@@ -184,12 +190,11 @@ class art_index final : public u64_index, node_kit<P, false> {
   // reads a part of its 2 KiB, from where the scan enters it).
   [[gnu::always_inline]] inline void prefetch_node(uint64_t k);
   // Records a scan counts on below an inner child when it decides how far
-  // ahead to prefetch. Measured (docs/results/scan.md, session 38): with
-  // 256-way nodes (WOART, ART+CoW) 16 (a guess of 1 asks for ~100 Node256s
-  // at the top for a scan100, lines never read); with WORT's 16-way nodes 1
-  // (its inner children near the leaves hold 2-3 records; the walk for 16
-  // made its scan100 16% slower, and even with 1 it lost 10%: WORT keeps
-  // the walk it had).
+  // ahead to prefetch. Measured (docs/results/scan.md, sessions 38 and 46):
+  // with 256-way nodes (WOART, ART+CoW) 16 (a guess of 1 asks for ~100
+  // Node256s at the top for a scan100, lines never read); with WORT's
+  // 16-way nodes 1 (its inner children near the leaves hold 2-3 records;
+  // 2 and 4 measured the same).
   static constexpr size_t k_inner_guess = dg::k_fanout >= 256 ? 16 : 1;
 
   // --- verification and recovery (tree_verify.hpp)
