@@ -153,10 +153,10 @@ class art_index final : public u64_index, node_kit<P, false> {
       return (*out)[base + read++] = {k, v}, false;
     }
     // The walk learns it is past `hi` only when it reads the leaf: up to
-    // lag() leaves were found beyond. So a range starts with the 16 leaves
-    // ahead the walk asked for before the queue, and the queue grows as
-    // the range proves long.
-    size_t lag() const { return std::min(k_lag, 16 + read / 4); }
+    // lag() leaves were found beyond. So a range starts with the leaves
+    // ahead the walk asked for before the queue (wanted()), and the queue
+    // grows as the range proves long.
+    size_t lag() const { return std::min(k_lag, wanted() + read / 4); }
     static size_t wanted() { return 16; }  // unknown: up to `hi`
   };
   template <class S>
