@@ -186,9 +186,9 @@ TEST_P(Wort, OracleDenseSparseClustered) {
   check_scans(*idx, 100, 40);
 }
 
-// Scans and ranges of up to several hundred records: a scan reads each leaf
-// some leaves after it finds it (tree.hpp, found_leaf), so these cross that
-// queue many times and end, or pass `hi`, with leaves still queued.
+// Scans and ranges of up to several hundred records: a scan lists the words
+// of one level after another (tree.hpp, seed and expand), so these end,
+// or pass `hi`, in the middle of nodes at every level.
 TEST_P(Wort, LongScansAndRanges) {
   auto idx = open_idx();
   size_t n = scaled(4000);
@@ -197,6 +197,22 @@ TEST_P(Wort, LongScansAndRanges) {
   ASSERT_GT(ref_.size(), 500u);
   check_scans(*idx, 200, 500);
   check_ranges(*idx, 200, 500);
+}
+
+// Walks that find fewer records than they guessed (tree.hpp, guess: a
+// Node16 counts as 10 records; these hold 5 leaves each, so a walk's list
+// stops short and the scan walks again from its last key) and scans and
+// ranges longer than one walk (k_batch, 4096 records).
+TEST_P(Wort, ScansThatWalkAgain) {
+  auto idx = open_idx();
+  for (uint64_t g = 0; g < 2400; ++g)
+    for (uint64_t d = 0; d < 5; ++d) {
+      const uint64_t k = (g * 0x10001ull) << 8 | d * 3;
+      ASSERT_TRUE(idx->insert(k, ~k));
+      ref_[k] = ~k;
+    }
+  check_scans(*idx, 60, 12000);
+  check_ranges(*idx, 60, 12000);
 }
 
 // Fill one node digit by digit so it passes through every kind, then empty it.

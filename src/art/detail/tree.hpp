@@ -113,89 +113,60 @@ class art_index final : public u64_index, node_kit<P, false> {
                     uint64_t key, uint64_t lw);
 
   // --- readers
-  // What a walk from `from` fills: scan() up to `count` records into an
-  // array, range() every record up to `hi` into a vector. Each is also the
-  // queue of the leaves the walk found and has not read yet: a found leaf is
-  // asked for at once and read k_lag leaves later (read_leaf), so the walk
-  // through the inner nodes runs ahead of the reads and up to k_lag misses
-  // are in flight. Each leaf is a block of its own: a walk that read every
-  // leaf as it found it waited on one miss after another, and for the next
-  // node's lines between them (perf: most of a scan). Measured: see
-  // docs/results/scan.md, session 46. (One struct reached through one
-  // pointer, as scan's state always was: the walk's code stays as tight.)
-  static constexpr size_t k_lag = 64;
-  struct scan_state {
-    uint64_t from;
-    size_t count;
-    record* out;
-    size_t n = 0;     // out[0, n): leaves found; out[read, n) hold their words
-    size_t read = 0;  // out[0, read): records
-    void queue(uint64_t w) { out[n++].key = w; }
-    bool enough() const { return n == count; }
-    size_t queued() const { return n - read; }
-    uint64_t next() const { return out[read].key; }
-    bool take(uint64_t k, uint64_t v) { return out[read++] = {k, v}, false; }
-    static size_t lag() { return k_lag; }  // (the walk stops at `count` found)
-    size_t wanted() const { return count - n; }  // records still to find (what to prefetch)
+  // Scans find their records level by level (a breadth-first walk of the
+  // subtrees at and after `from`), not depth first. `seed` lists, in key
+  // order, the words hanging right of the path to `from`; each `expand`
+  // replaces every inner word in the list by its children, until only
+  // leaves remain; then the leaves are read. Every word is asked for where
+  // it is listed, a whole list before it is read: the misses of one level
+  // (the next level's nodes, the leaves) are in flight together, and a scan
+  // waits about once per level, not once per node (a depth-first walk waits
+  // on each node below the ones it could ask for ahead: WORT's 16-way nodes
+  // leave two levels of them under every 16 records). No writer runs beside
+  // a scan (the gate), so the words stay. A list stops where the records
+  // guessed below its words fill the walk; a walk that then finds too few
+  // (a guess too high) is "cut" and the scan walks again from its last key.
+  // Measured: docs/results/scan.md, session 47.
+  static constexpr size_t k_batch = 4096;  // records per walk (longer scans: walks again from the last key)
+  struct list {
+    uint64_t* w;
+    size_t n = 0, guessed = 0, want = 0;
+    bool cut = false;  // a word was left out
+    bool full() const { return guessed >= want; }
   };
-  struct range_state {
+  struct walk_state {
     uint64_t from;
-    uint64_t hi;
-    std::vector<record>* out;
-    size_t base;      // out's size before
-    size_t read = 0;  // (*out)[base, base + read): records; the rest, words
-    void queue(uint64_t w) { out->push_back({w, 0}); }
-    static bool enough() { return false; }
-    size_t queued() const { return out->size() - base - read; }
-    uint64_t next() const { return (*out)[base + read].key; }
-    bool take(uint64_t k, uint64_t v) {
-      if (k > hi) return out->resize(base + read), true;  // (the words queued after it go too)
-      return (*out)[base + read++] = {k, v}, false;
+    list now, next;
+  };
+  // Records a walk counts on below word k: a leaf's one, a node's typical
+  // count for its kind (WORT's 16-way nodes: 2, what its nodes near the
+  // leaves hold).
+  static size_t guess(uint64_t k) {
+    switch (kind_of(k)) {
+      case k_leaf: return 1;
+      case k_n4: return 2;
+      case k_n16: return 10;
+      case k_n48: return 24;
+      default: return dg::k_fanout >= 256 ? 64 : 2;
     }
-    // The walk learns it is past `hi` only when it reads the leaf: up to
-    // lag() leaves were found beyond. So a range starts with the leaves
-    // ahead the walk asked for before the queue (wanted()), and the queue
-    // grows as the range proves long.
-    size_t lag() const { return std::min(k_lag, wanted() + read / 4); }
-    static size_t wanted() { return 16; }  // unknown: up to `hi`
-  };
-  template <class S>
-  bool scan_rec(uint64_t w, unsigned pos, bool bounded, S& s);
-  // Leaf w, found by the walk: queued if it sorts at or above s.from (while
-  // `bounded`: that key is read now; it is the first leaf, where the walk
-  // starts). Inlined into its parent's walk: a call per record was a fifth
-  // of a scan in cache (WOART scan100 1.3x, 1M records all hot). True: stop.
-  template <class S>
-  [[gnu::always_inline]] inline bool found_leaf(uint64_t w, bool bounded, S& s) {
-    const leaf* l = leaf_at(w);
-    if (bounded && l->key < s.from) return false;
-    __builtin_prefetch(l);
-    s.queue(w);
-    if (s.queued() > s.lag() && read_leaf(s)) return true;
-    return s.enough();
   }
-  // The oldest queued leaf's record into s. True: stop (past range's hi).
-  template <class S>
-  [[gnu::always_inline]] inline bool read_leaf(S& s) {
-    const leaf* l = leaf_at(s.next());
-    return s.take(l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE));
+  // Appends found word k to list f and asks for its lines.
+  [[gnu::always_inline]] inline void listed(uint64_t k, list& f) {
+    if (is_leaf(k))
+      __builtin_prefetch(leaf_at(k));
+    else
+      prefetch_node(k);
+    f.w[f.n++] = k;
+    f.guessed += guess(k);
   }
-  // After the walk: the leaves still queued.
-  template <class S>
-  void read_queued(S& s) {
-    while (s.queued())
-      if (read_leaf(s)) return;
-  }
-  // The lines a walk of inner node k reads (a Node256's first three: it
-  // reads a part of its 2 KiB, from where the scan enters it).
+  void seed(uint64_t w, unsigned pos, walk_state& s);
+  bool expand(const list& f, list& g);
+  // Up to count (<= k_batch) records from `from` into out: one walk. *cut:
+  // it may have left records out before the end.
+  size_t batch(uint64_t from, size_t count, record* out, bool* cut);
+  // The lines a walk of inner node k reads (a Node256's first three: a
+  // Node256 is seldom read whole by one scan).
   [[gnu::always_inline]] inline void prefetch_node(uint64_t k);
-  // Records a scan counts on below an inner child when it decides how far
-  // ahead to prefetch. Measured (docs/results/scan.md, sessions 38 and 46):
-  // with 256-way nodes (WOART, ART+CoW) 16 (a guess of 1 asks for ~100
-  // Node256s at the top for a scan100, lines never read); with WORT's
-  // 16-way nodes 1 (its inner children near the leaves hold 2-3 records;
-  // 2 and 4 measured the same).
-  static constexpr size_t k_inner_guess = dg::k_fanout >= 256 ? 16 : 1;
 
   // --- verification and recovery (tree_verify.hpp)
   std::string check_rec(uint64_t w, unsigned pos, uint64_t path_key, uint64_t path_mask, int64_t& n,
@@ -336,91 +307,132 @@ bool art_index<P>::descend(uint64_t key, found& f, path_step* path, seen* owners
 
 template <class P>
 size_t art_index<P>::scan(uint64_t from, size_t count, record* out) {
-  if (!count) return 0;
   common::writer_gate::shared_closed no_writers(gate_);
-  scan_state s{from, count, out};
-  uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
-  if (w) scan_rec(w, 0, true, s);
-  read_queued(s);
-  return s.read;
+  size_t n = 0;
+  while (n < count) {
+    const size_t want = std::min(count - n, k_batch);
+    bool cut = false;
+    const size_t got = batch(from, want, out + n, &cut);
+    n += got;
+    if (!got || (got < want && !cut) || out[n - 1].key == UINT64_MAX) break;
+    from = out[n - 1].key + 1;
+  }
+  return n;
 }
 
-// One walk with writers excluded: an atomic snapshot like scan() (the
-// generic index::range would let writers in between batches).
+// Walks with writers excluded: an atomic snapshot like scan() (the generic
+// index::range would let writers in between batches). A walk cannot stop
+// at `hi` before it reads the leaves, so the first reads 16 records and
+// each next one twice as many while the range goes on.
 template <class P>
 size_t art_index<P>::range(uint64_t lo, uint64_t hi, std::vector<record>& out) {
   if (lo > hi) return 0;
   common::writer_gate::shared_closed no_writers(gate_);
-  size_t n0 = out.size();
-  range_state s{lo, hi, &out, n0};
-  uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
-  if (w && !scan_rec(w, 0, true, s)) read_queued(s);
+  const size_t n0 = out.size();
+  for (size_t want = 16;; want = std::min(2 * want, k_batch)) {
+    const size_t at = out.size();
+    out.resize(at + want);
+    bool cut = false;
+    const size_t got = batch(lo, want, out.data() + at, &cut);
+    auto end = std::upper_bound(out.begin() + at, out.begin() + at + got, hi,
+                                [](uint64_t k, const record& r) { return k < r.key; });
+    out.erase(end, out.end());
+    const size_t kept = out.size() - at;
+    if (!kept || (kept < want && !(cut && kept == got)) || out.back().key == hi) break;
+    lo = out.back().key + 1;
+  }
   return out.size() - n0;
 }
 
-// In-order walk of the subtree at w (found at digit position pos). While
-// `bounded`, the path so far equals the digits of `from`, so subtrees that
-// sort below it are skipped. Returns true when s said stop.
 template <class P>
-template <class S>
-bool art_index<P>::scan_rec(uint64_t w, unsigned pos, bool bounded, S& s) {
-  if (is_leaf(w)) return found_leaf(w, bounded, s);
+size_t art_index<P>::batch(uint64_t from, size_t count, record* out, bool* cut) {
+  thread_local std::vector<uint64_t> space;
+  if (space.size() < 2 * (k_batch + 1)) space.resize(2 * (k_batch + 1));
+  walk_state s{from, {space.data()}, {space.data() + k_batch + 1}};
+  s.now.want = s.next.want = count;
+  if (uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE)) seed(w, 0, s);
+  bool any_cut = s.now.cut;
+  while (expand(s.now, s.next)) {
+    std::swap(s.now, s.next);
+    any_cut |= s.now.cut;
+  }
+  const list& f = s.next;
+  any_cut |= f.cut;
+  const size_t n = std::min(f.n, count);
+  for (size_t i = 0; i < n; ++i) {
+    const leaf* l = leaf_at(f.w[i]);
+    out[i] = {l->key, __atomic_load_n(&l->value, __ATOMIC_ACQUIRE)};
+  }
+  *cut = any_cut;
+  return n;
+}
+
+// The path to s.from below w (found at digit position pos): the words right
+// of it into s.now, deepest first (they sort first).
+template <class P>
+void art_index<P>::seed(uint64_t w, unsigned pos, walk_state& s) {
+  list& f = s.now;
+  if (is_leaf(w)) {
+    if (leaf_at(w)->key >= s.from) f.w[f.n++] = w, ++f.guessed;
+    return;
+  }
   header h = hdr(w);
-  unsigned b = pos + h.plen;
-  if (bounded && h.plen) {
+  const unsigned b = pos + h.plen;
+  if (h.plen) {
     uint64_t m = dg::mask(pos, b), ref = 0;
     [[maybe_unused]] bool ok = ref_key(w, h, s.from, &ref);
     PMINDEX_ASSERT(ok);  // no writer runs beside a scan
-    uint64_t mine = ref & m, want = s.from & m;
-    if (mine < want) return false;  // the whole subtree sorts below `from`
-    if (mine > want) bounded = false;
+    const uint64_t mine = ref & m, want = s.from & m;
+    if (mine < want) return;  // the whole subtree sorts below `from`
+    if (mine > want) return listed(w, f);
   }
-  unsigned c = bounded ? dg::at(s.from, b) : 0;
-  // The children are gathered in key order, then walked: a leaf is queued
-  // (found_leaf: asked for now, read later), an inner child walked. The
-  // walk waits only on inner nodes, so it asks for them ahead: each whole,
-  // while the records before them (leaves one each, inner children
-  // k_inner_guess each) will likely not end the scan. No writer runs, so
-  // the words stay.
-  uint64_t kid[dg::k_fanout];
-  uint8_t digit[dg::k_fanout];
-  // 256-way nodes gather their children in batches of about what the scan
-  // wants, not up to 256 words; WORT's 16-way nodes whole.
-  for (unsigned from = c;;) {
-    const unsigned cap =
-        k_inner_guess == 1 ? dg::k_fanout : unsigned(std::clamp<size_t>(s.wanted() + 1, 4, dg::k_fanout));
-    unsigned nk = 0;
-    visit(w, [&](auto ops, auto* n) {
-      return ops.for_each(
-          n,
-          [&](unsigned d, uint64_t* slot) {
-            kid[nk] = __atomic_load_n(slot, __ATOMIC_ACQUIRE), digit[nk++] = uint8_t(d);
-            return nk == cap;
-          },
-          from);
-    });
-    unsigned ahead = 0, leaves = 0, inners = 0;  // kid[i, ahead) are counted: so many of each
-    for (unsigned i = 0; i < nk; ++i) {
-      while (ahead < nk && (ahead == i || leaves + inners * k_inner_guess < s.wanted())) {
-        if (is_leaf(kid[ahead])) {
-          ++leaves;
-        } else {
-          prefetch_node(kid[ahead]);
-          ++inners;
-        }
-        ++ahead;
-      }
-      if (is_leaf(kid[i])) {
-        if (found_leaf(kid[i], bounded && digit[i] == c, s)) return true;
-        --leaves;
-        continue;
-      }
-      if (scan_rec(kid[i], b + 1, bounded && digit[i] == c, s)) return true;
-      --inners;
+  const unsigned c = dg::at(s.from, b);
+  if (uint64_t* slot = find(w, c)) seed(__atomic_load_n(slot, __ATOMIC_ACQUIRE), b + 1, s);
+  if (c + 1 >= dg::k_fanout) return;
+  if (f.full()) {
+    f.cut = true;  // (perhaps nothing was left: a walk again finds that)
+    return;
+  }
+  visit(w, [&](auto ops, auto* n) {
+    return ops.for_each(
+        n,
+        [&](unsigned, uint64_t* slot) {
+          if (f.full()) return f.cut = true;
+          listed(__atomic_load_n(slot, __ATOMIC_ACQUIRE), f);
+          return false;
+        },
+        c + 1);
+  });
+}
+
+// One level: g is f with each inner word replaced by its children, up to
+// g's guessed fill. True: g holds inner words.
+template <class P>
+bool art_index<P>::expand(const list& f, list& g) {
+  g.n = g.guessed = 0;
+  g.cut = false;
+  bool inner = false;
+  for (size_t i = 0; i < f.n; ++i) {
+    const uint64_t w = f.w[i];
+    if (g.full()) {
+      g.cut = true;
+      break;
     }
-    if (nk < cap || digit[nk - 1] + 1u >= dg::k_fanout) return false;  // the node is walked
-    from = digit[nk - 1] + 1u;
+    if (is_leaf(w)) {
+      g.w[g.n++] = w, ++g.guessed;
+      continue;
+    }
+    visit(w, [&](auto ops, auto* n) {
+      return ops.for_each(n, [&](unsigned, uint64_t* slot) {
+        if (g.full()) return g.cut = true;
+        const uint64_t k = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        listed(k, g);
+        inner |= !is_leaf(k);
+        return false;
+      });
+    });
   }
+  return inner;
 }
 
 template <class P>
