@@ -309,6 +309,7 @@ bool art_index<P>::descend(uint64_t key, found& f, path_step* path, seen* owners
 
 template <class P>
 size_t art_index<P>::scan(uint64_t from, size_t count, record* out) {
+  if (!count) return 0;
   common::writer_gate::shared_closed no_writers(gate_);
   size_t n = 0;
   while (n < count) {
