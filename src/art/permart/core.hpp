@@ -84,8 +84,8 @@ inline uint64_t inner_kind_size(uint8_t k) {
   }
 }
 
-// Children of a node a scan asks for ahead when it does not know how many
-// records it still needs (ranges; byte scans).
+// Children of a node a byte-key scan asks for ahead (u64 scans walk breadth
+// first: read.cpp).
 inline constexpr size_t k_scan_prefetch = 16;
 
 class core {

@@ -36,27 +36,6 @@ std::optional<uint64_t> tree::lookup(uint64_t key) {
   }
 }
 
-// In-order walk of the subtree at node `v` (as of `ts`), restricted to
-// [lo, hi]; sink(key, value) -> false stops the walk.
-// How many of node n's children (key bytes from..last) a scan that wants
-// `wanted` records asks for at once. A full node's first child in range
-// tells what the others are: inner nodes hold many records each, so asking
-// for `wanted` of them (a scan100 at the top levels: ~100 nodes, two levels)
-// fills the memory pipeline with lines the scan never reads; a few are
-// enough. Leaves (and listed nodes, the lower levels) keep `wanted`. A hint:
-// the slot is read racily (the scan is pinned, the block stays readable).
-size_t tree::children_ahead(header* n, unsigned from, unsigned last, size_t wanted) const {
-  if (n->kind != uint8_t(kind::full)) return wanted;
-  auto* f = reinterpret_cast<full*>(n);
-  for (unsigned b = from; b <= last; ++b) {
-    uint64_t c = __atomic_load_n(&f->slots[b], __ATOMIC_RELAXED);
-    if (!c) continue;
-    if (is_link(c) || hdr(c)->kind == uint8_t(kind::leaf)) return wanted;
-    return std::min<size_t>(wanted, k_inner_ahead);
-  }
-  return wanted;
-}
-
 template <class Sink>
 bool tree::visit_leaf(header* n, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const {
   if (leaf_logged(n)) return visit_logged_leaf(n, lo, hi, ts, sink);
@@ -76,86 +55,151 @@ bool tree::visit_logged_leaf(header* n, uint64_t lo, uint64_t hi, uint64_t ts, S
   return true;
 }
 
-template <class Sink>
-bool tree::visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const {
-  header* n = hdr(v);
-  if (n->kind == uint8_t(kind::leaf)) return visit_leaf(n, lo, hi, ts, sink);
-  unsigned d = n->depth;
-  uint64_t prefix = n->prefix;
-  uint64_t nmin = prefix & prefix_mask(d), nmax = nmin | ~prefix_mask(d);
-  if (nmax < lo || nmin > hi) return true;
-  unsigned from = lo > nmin ? key_byte(lo, d) : 0;
-  const unsigned last = hi < nmax ? key_byte(hi, d) : 255;
-  const size_t wanted = sink.wanted();
-  if (n->kind != uint8_t(kind::full)) {
-    // A listed node: its children in range are put in key order once, for
-    // both the prefetch and the walk (ordering a node whose bytes were
-    // appended unsorted was a quarter of a scan at 10K records, done twice).
-    uint64_t* slot[k_indirect_cap];
-    unsigned c = 0;
-    each_child_from(n, from, [&](unsigned b, uint64_t* s) {
-      if (b > last) return false;
-      slot[c++] = s;
-      return true;
-    });
-    for (unsigned i = 0, a = unsigned(std::min<size_t>(c, wanted)); i < a; ++i)
-      __builtin_prefetch(hdr(__atomic_load_n(slot[i], __ATOMIC_RELAXED)));
-    for (unsigned i = 0; i < c; ++i) {
-      const uint64_t ch = load_snap(slot[i], ts);
-      if (!ch) continue;
-      header* h = hdr(ch);
-      if (!(h->kind == uint8_t(kind::leaf) ? visit_leaf(h, lo, hi, ts, sink) : visit(ch, lo, hi, ts, sink))) return false;
-    }
-    return true;
+// What a slot likely holds, told by a sibling (`model`, read racily: a
+// hint): how many records to count on below it and how many of its lines
+// to ask for. A node's children were made alike (a dense or a sparse key
+// range), so a sibling tells. A leaf counts 1; a listed node half its
+// sibling's children (the fewest, 2, asks for many nodes never read; all
+// of them cuts more walks); a full node half the fewest it has (65). No
+// sibling: a leaf's first line.
+tree::slot_guess tree::guess_from(const header* model) {
+  if (!model) return {1, 64};
+  const uint8_t k = __atomic_load_n(&model->kind, __ATOMIC_RELAXED);
+  const unsigned cnt = __atomic_load_n(&model->count, __ATOMIC_RELAXED);
+  if (k == uint8_t(kind::leaf)) {
+    const bool logged = __atomic_load_n(&model->depth, __ATOMIC_RELAXED) == k_leaf_logged;
+    const uint8_t cap = __atomic_load_n(&model->cap, __ATOMIC_RELAXED);
+    return {1, logged ? sizeof(log_leaf) : cap > k_small_leaf ? leaf_size(k_big_leaf) : 64};
   }
-  const size_t ahead = children_ahead(n, from, last, wanted);
-  prefetch_children(n, from, last, ahead);
-  const bool window = ahead < wanted;  // a full node of inner children: keep `ahead` slots asked for
-  return each_child_from(n, from, [&](unsigned b, uint64_t* s) {
-    if (child_max(prefix, d, b) < lo) return true;
-    if (child_min(prefix, d, b) > hi) return false;  // and every later child
-    if (window) {
-      if (b + ahead <= last)
-        if (uint64_t a = __atomic_load_n(s + ahead, __ATOMIC_RELAXED)) __builtin_prefetch(hdr(a));
-      // Two levels: at 1M records a scan100 crosses ~6 listed nodes of ~11
-      // leaves, whose leaves were asked for only when the walk entered each,
-      // one node's misses after another's. So the next listed node's leaves
-      // are asked for while this child is walked, and the one after its
-      // lines, while the records before them (k_scan_prefetch a node, a
-      // guess) will likely not end the scan.
-      const size_t left = sink.wanted();
-      if (left > k_scan_prefetch && b + 1 <= last)
-        ask_listed(__atomic_load_n(s + 1, __ATOMIC_RELAXED), false, left - k_scan_prefetch);
-      if (left > 2 * k_scan_prefetch && b + 2 <= last) ask_listed(__atomic_load_n(s + 2, __ATOMIC_RELAXED), true, 0);
+  if (k == uint8_t(kind::full)) return {k_indirect_cap / 2, sizeof(sparse)};  // its slots are read in order
+  return {std::max(2u, cnt / 2), k == uint8_t(kind::indirect) ? sizeof(indirect) : sizeof(sparse)};
+}
+
+void tree::list_children(header* n, unsigned b, const header* model, walk_state& s, walk_list& g) const {
+  const unsigned d = n->depth;
+  const uint64_t prefix = n->prefix;
+  if (!model && n->kind == uint8_t(kind::full)) {  // its first child in range is the model (racily)
+    auto* f = reinterpret_cast<full*>(n);
+    for (unsigned c = b; c < 256 && !model; ++c)
+      if (uint64_t v = __atomic_load_n(&f->slots[c], __ATOMIC_RELAXED); v && !is_link(v)) model = hdr(v);
+  }
+  const slot_guess sg = guess_from(model);
+  each_child_from(n, b, [&](unsigned c, uint64_t* slot) {
+    const uint64_t m = child_min(prefix, d, c);
+    if (m > s.hi) return false;
+    const uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (!v) return true;
+    if (g.full()) {
+      s.cut_at = std::min(s.cut_at, m);
+      return false;
     }
-    const uint64_t c = load_snap(s, ts);
-    if (!c) return true;
-    header* h = hdr(c);
-    return h->kind == uint8_t(kind::leaf) ? visit_leaf(h, lo, hi, ts, sink) : visit(c, lo, hi, ts, sink);
+    common::prefetch_lines(hdr(v), sg.bytes);
+    g.e[g.n] = reinterpret_cast<uintptr_t>(slot);
+    g.min[g.n++] = m;
+    g.guessed += sg.records;
+    ++g.slots;
+    return true;
   });
 }
 
-void tree::ask_listed(uint64_t v, bool all, size_t budget) const {
-  if (!v || is_link(v)) return;
-  header* h = hdr(v);
-  const uint8_t k = __atomic_load_n(&h->kind, __ATOMIC_RELAXED);
-  if (k != uint8_t(kind::sparse) && k != uint8_t(kind::indirect)) return;
-  if (all)
-    common::prefetch_lines(h, k == uint8_t(kind::sparse) ? sizeof(sparse) : sizeof(indirect), 64);
+// The path to s.from below v (read at the stamp): what hangs right of it
+// into s.now, deepest first (it sorts first).
+void tree::seed(uint64_t v, walk_state& s) const {
+  header* n = hdr(v);
+  if (n->kind == uint8_t(kind::leaf)) return list_leaf(n, s.from, s, s.now);
+  const unsigned d = n->depth;
+  const uint64_t nmin = n->prefix & prefix_mask(d), nmax = nmin | ~prefix_mask(d);
+  if (nmax < s.from) return;                                      // all below the start
+  if (nmin > s.from) return list_children(n, 0, nullptr, s, s.now);  // all after it
+  const unsigned c = key_byte(s.from, d);
+  // The slots right of the path are read after the walk below it: asked
+  // for now, they come while it waits on the path's nodes.
+  if (n->kind == uint8_t(kind::full))
+    common::prefetch_lines(reinterpret_cast<full*>(n)->slots + c, 3 * 64);
   else
-    prefetch_children(h, 0, 255, budget);
+    common::prefetch_lines(n, inner_size(n->kind), 64);
+  const header* model = nullptr;
+  if (uint64_t* slot = find_child(n, c))
+    if (uint64_t p = load_snap(slot, s.ts)) {
+      model = hdr(p);  // its siblings are likely alike
+      seed(p, s);
+    }
+  if (c < 255) list_children(n, c + 1, model, s, s.now);
 }
 
+// One level: s.next is s.now from entry i on with every slot replaced by
+// what it holds at the stamp (a leaf, or an inner node's children), up to
+// its guessed fill.
+void tree::expand(walk_state& s, size_t i) const {
+  const walk_list& f = s.now;
+  walk_list& g = s.next;
+  g.n = g.guessed = g.slots = 0;
+  for (; i < f.n; ++i) {
+    if (g.full()) {
+      s.cut_at = std::min(s.cut_at, f.min[i]);
+      break;
+    }
+    const uintptr_t e = f.e[i];
+    if (e & 1) {
+      list_leaf(reinterpret_cast<header*>(e & ~uintptr_t{1}), f.min[i], s, g);
+      continue;
+    }
+    const uint64_t v = load_snap(reinterpret_cast<uint64_t*>(e), s.ts);
+    if (!v) continue;
+    header* h = hdr(v);
+    if (h->kind == uint8_t(kind::leaf)) {
+      common::prefetch_lines(h, leaf_block_size(h), 64);  // read in a later pass
+      list_leaf(h, f.min[i], s, g);
+    } else {
+      list_children(h, 0, nullptr, s, g);
+    }
+  }
+  std::swap(s.now, s.next);
+}
+
+// Walks until the sink is full or everything up to hi was read. Each pass
+// first reads, in key order, the leaves its list holds or names, up to the
+// first slot that holds an inner node; the rest of the list is expanded.
 template <class Sink>
 void tree::snapshot(uint64_t lo, uint64_t hi, Sink& sink) {
   auto g = p_.pin();  // before the stamp: see versioned_ptr.hpp, reclamation
-  uint64_t ts;
-  if (uint64_t v = snapshot_root(ts)) visit(v, lo, hi, ts, sink);
+  thread_local std::vector<uint64_t> space;
+  constexpr size_t cap = k_batch + 2;  // a list holds at most want + 1 entries
+  if (space.size() < 4 * cap) space.resize(4 * cap);
+  walk_state s{};
+  s.hi = hi;
+  const uint64_t root = snapshot_root(s.ts);
+  for (s.from = lo; root;) {
+    s.cut_at = ~uint64_t{0};
+    s.now = {reinterpret_cast<uintptr_t*>(space.data()), space.data() + cap};
+    s.next = {reinterpret_cast<uintptr_t*>(space.data() + 2 * cap), space.data() + 3 * cap};
+    s.now.want = std::min(sink.wanted(), k_batch);
+    seed(root, s);
+    for (size_t i = 0;;) {
+      for (; i < s.now.n; ++i) {
+        const uintptr_t e = s.now.e[i];
+        header* h = reinterpret_cast<header*>(e & ~uintptr_t{1});
+        if (!(e & 1)) {
+          const uint64_t v = load_snap(reinterpret_cast<uint64_t*>(e), s.ts);
+          if (!v) continue;
+          h = hdr(v);
+          if (h->kind != uint8_t(kind::leaf)) break;
+        }
+        if (!visit_leaf(h, s.from, hi, s.ts, sink)) return;
+      }
+      if (i == s.now.n) break;
+      s.next.want = std::min(sink.wanted(), k_batch);
+      expand(s, i);
+      i = 0;
+    }
+    if (s.cut_at == ~uint64_t{0}) return;
+    s.from = s.cut_at;  // everything in [from, cut_at) was read
+  }
 }
 
 // What a snapshot walk fills: scan() up to `count` records into an array,
-// range() every record up to `hi` into a vector. wanted(): how many children
-// of a node are worth prefetching (each holds at least one record).
+// range() every record up to `hi` into a vector. wanted(): how many records
+// a walk lists for.
 namespace {
 struct scan_sink {
   record* out;
@@ -172,7 +216,7 @@ struct range_sink {
     out->push_back({k, v});
     return true;
   }
-  static size_t wanted() { return k_scan_prefetch; }  // unknown: up to `hi`
+  static size_t wanted() { return SIZE_MAX; }  // up to `hi`: each walk lists what it can
 };
 }  // namespace
 

@@ -48,25 +48,58 @@ class tree final : public u64_index, protected core {
   // all settled ones (current) or those stamped <= ts; sorted, <= k_max_view.
   unsigned leaf_view(header* h, pair* out, uint64_t ts, bool current) const;
 
-  // --- reads (read.cpp)
-  template <class Sink>
-  bool visit(uint64_t v, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const;
-  // A leaf's pairs in [lo, hi] as of ts. Inlined into the walk of its
-  // parent (a call per record was a fifth of a scan in cache: scan100 1.25x
-  // on a hot set, 1.05x at 1M uniform); the view of
-  // a logged leaf, with its stack array, out of line.
+  // --- scans (read.cpp): a breadth-first walk at one snapshot stamp.
+  // `seed` lists, in key order, the slots hanging right of the path to the
+  // scan's start. Each pass reads its list in order: a slot that holds a
+  // leaf at the stamp is read there and then; from the first that holds an
+  // inner node on, `expand` puts in each slot's place the leaf found there
+  // or the children of the node found there, the next pass's list. Each
+  // slot's current node is asked for where the slot is listed, a whole list
+  // before the list is read, so a scan waits about once per level (the
+  // stamp every slot read checks is in that node's first line), not once
+  // per node. A list stops where the records guessed below it fill the
+  // walk; a walk that leaves slots out ("cut") is followed by another from
+  // the first key it left out, at the same stamp: the scan stays one
+  // snapshot. Measured: docs/results/scan.md, session 48.
+  static constexpr size_t k_batch = 4096;  // records a walk lists for
+  struct walk_list {
+    uintptr_t* e;   // a slot (bit 0 clear) or a leaf read at the stamp (its header | 1)
+    uint64_t* min;  // the smallest key entry i may hold (increasing)
+    size_t n = 0, guessed = 0, slots = 0, want = 0;  // slots: entries that are slots
+    bool full() const { return guessed >= want; }
+  };
+  struct walk_state {
+    uint64_t from, hi, ts;
+    uint64_t cut_at;  // the first key left out of this walk (~0: none)
+    walk_list now, next;
+  };
+  void seed(uint64_t v, walk_state& s) const;
+  void expand(walk_state& s, size_t i) const;
+  // Lists n's children with key byte >= b (and keys <= s.hi) into g while
+  // it is not full; `model`: a sibling of theirs (null: a full node's first
+  // child in range, a listed node's none).
+  void list_children(header* n, unsigned b, const header* model, walk_state& s, walk_list& g) const;
+  struct slot_guess {
+    size_t records, bytes;
+  };
+  static slot_guess guess_from(const header* model);
+  // Leaf h into g; its records guessed: its pairs (a logged leaf's base
+  // pairs), but those below the walk's start in the first leaf (the only
+  // entry whose min is the start: the others' sort after it). A guess too
+  // high cuts a walk short.
+  static void list_leaf(header* h, uint64_t min, const walk_state& s, walk_list& g) {
+    const unsigned below = min == s.from ? lower_bound(leaf_pairs(h), h->count, min) : 0;
+    g.e[g.n] = reinterpret_cast<uintptr_t>(h) | 1;
+    g.min[g.n++] = min;
+    g.guessed += h->count > below ? h->count - below : 1;
+  }
+  // A leaf's pairs in [lo, hi] as of ts. Inlined into the scan's last pass
+  // (a call per record was a fifth of a scan in cache: scan100 1.25x on a
+  // hot set); the view of a logged leaf, with its stack array, out of line.
   template <class Sink>
   [[gnu::always_inline]] inline bool visit_leaf(header* n, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const;
   template <class Sink>
   [[gnu::noinline]] bool visit_logged_leaf(header* n, uint64_t lo, uint64_t hi, uint64_t ts, Sink& sink) const;
-  size_t children_ahead(header* n, unsigned from, unsigned last, size_t wanted) const;
-  static constexpr size_t k_inner_ahead = 4;  // inner children of a full node asked for at once (scans)
-  // A listed node's lines after its first (`all`), or its children up to
-  // `budget` (!all): what a scan will read there, asked for a visit or two
-  // before it gets there (visit()). Other nodes: nothing. A hint. (A walk
-  // of a node whose children were all asked for here asks for them again:
-  // telling it not to measured no faster.)
-  void ask_listed(uint64_t v, bool all, size_t budget) const;
   template <class Sink>
   void snapshot(uint64_t lo, uint64_t hi, Sink& sink);
 
