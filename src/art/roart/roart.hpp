@@ -269,26 +269,56 @@ class tree final : public bytes_index {
   // pinned in an epoch. out(leaf) may run more than once (restarts).
   template <class Out>
   bool read(std::string_view key, Out&& out);
-  // A child met by a scan's walk of an inner node (tree.cpp, scan_node),
-  // and what the walk has asked for of it so far.
-  struct kid {
-    enum : uint8_t { k_none, k_head, k_leaves };
-    uint64_t w;
-    unsigned byte;
-    uint8_t state = k_none;
-    unsigned pop = 0;  // k_leaves: the array's records
+  // Scans walk breadth first (tree.cpp), as the WORT family's do
+  // (art/detail/tree.hpp): `seed` lists, in key order, what hangs right of
+  // the path to the scan's start (node words, end-of-key records, and the
+  // path's leaf array with its leaves asked for); each pass reads its list
+  // in order, records and arrays whose leaves were asked for, and from the
+  // first node word on, `expand` replaces every node word by what it holds
+  // (an array: its leaves asked for; an inner node: its end-of-key record
+  // and children), the next pass's list. Every line is asked for where its
+  // entry is listed, a whole list before it is read: a scan waits about
+  // once per level, not once per node. A list stops where the records
+  // guessed below it fill the walk; a walk that left entries out ("cut") is
+  // followed by another from the key after its last (no writer runs beside
+  // a scan: the gate).
+  static constexpr size_t k_batch = 4096;      // records a walk lists for
+  static constexpr uint64_t k_entry_read = 8;  // a list entry: a kv block's offset | 8; an array word | 8: its leaves asked for
+  struct walk_list {
+    uint64_t* e;
+    size_t n = 0, guessed = 0, want = 0;
+    bool full() const { return guessed >= want; }
   };
-  static constexpr size_t left_unknown = SIZE_MAX;
-  static constexpr unsigned k_kids_ahead = 8, k_heads_ahead = 4, k_records_ahead = 16;
+  struct walk_state {
+    std::string_view from;
+    const leaf_array* edge = nullptr;  // the path's array: its records below `from` are skipped
+    bool cut = false;                  // an entry was left out
+    walk_list now, next;
+  };
+  // Records guessed below child word w and the bytes of it to ask for,
+  // told by a sibling (`model`: 0 if none).
+  struct child_guess {
+    size_t records, bytes;
+  };
+  child_guess guess_from(uint64_t model, uint64_t w);
+  void seed(uint64_t w, unsigned pos, walk_state& s);
+  // Inner node n's end-of-key record (if `eok`) and children from key byte
+  // lo into g while it is not full. Out of line: its array stays off the
+  // frames of seed's recursion (4096 levels for the longest keys).
+  [[gnu::noinline]] void list_node(inner* n, bool eok, unsigned lo, uint64_t model, walk_state& s, walk_list& g);
+  void ask_array(uint64_t w, walk_list& g);
+  void expand(walk_state& s, size_t i);
+  // One walk of up to `want` records from `from` into sink; false: the
+  // sink stopped it.
   template <class Sink>
-  bool scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink, size_t& left,
-                 bool asked);
-  // Out of line: its arrays (~1.3 KB) stay off the frames of scan_node's
-  // recursion, one per level (4096 levels for the longest keys).
+  bool walk(std::string_view from, size_t want, Sink& sink, bool& cut);
+  // Walks until the sink stops or the tree ends; next_want(w): the next
+  // walk's count after one of w.
+  template <class Sink, class Next>
+  void walks(std::string_view from, size_t want, Sink& sink, Next next_want);
+  // Out of line: its arrays (~1.3 KB) stay off the walk's frame.
   template <class Sink>
-  [[gnu::noinline]] bool scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink, size_t& left,
-                                    bool asked);
-  void ask_ahead(kid* q, unsigned qn, size_t left);
+  [[gnu::noinline]] bool scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink);
 
   // --- writes (write.cpp); the exclusive lock is held
   enum { k_insert, k_upsert, k_update, k_remove };

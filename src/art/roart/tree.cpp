@@ -202,138 +202,196 @@ std::optional<uint64_t> tree::lookup(uint64_t key) {
 
 // ---------------------------------------------------------------- scans
 
-// In-order walk of the subtree of node word w, found at key position pos.
-// `bounded`: the path to w equals from's first pos bytes, so records below
-// from are skipped. sink(leaf) -> false stops the walk (returns false).
-// `left`: records the caller will likely still take (sizes the asking
-// ahead; SIZE_MAX: unknown); `asked`: w is a leaf array whose leaves a
-// walk above already asked for.
-template <class Sink>
-bool tree::scan_node(uint64_t w, unsigned pos, std::string_view from, bool bounded, Sink& sink, size_t& left,
-                     bool asked) {
-  if (is_array(w)) return scan_array(array_at(w), from, bounded, sink, left, asked);
+// A sibling tells what a child word likely holds (a node's children were
+// made alike): an array half the records of a sibling array (its bitmap,
+// racily: a hint; no scan runs beside writers, but a stale array's bitmap
+// is an older generation's), an inner node half the fewest records of its
+// sibling's kind (a child holds at least one). No sibling: the fewest, an
+// array's 1, an inner node's 2. Bytes: an array's head up to the slots
+// this thread's arrays use, an inner node's first two lines.
+tree::child_guess tree::guess_from(uint64_t model, uint64_t w) {
+  const size_t head = 24 + 8 * size_t{t_array_slots};
+  if (is_array(w)) {
+    if (!model || !is_array(model)) return {1, head};
+    leaf_array* m = array_at(model);
+    if (!current(__atomic_load_n(&m->lock, __ATOMIC_RELAXED))) return {1, head};
+    return {size_t(std::max(1, std::popcount(__atomic_load_n(&m->bitmap, __ATOMIC_RELAXED)) / 2)), head};
+  }
+  if (!model || is_array(model)) return {2, 128};
+  switch (static_cast<kind>(__atomic_load_n(&inner_at(model)->kind, __ATOMIC_RELAXED))) {
+    case kind::n4: return {1, 128};  // fewest children: 2, 5, 17, 49
+    case kind::n16: return {2, 128};
+    case kind::n48: return {8, 128};
+    default: return {24, 128};
+  }
+}
+
+// An array's leaves asked for, and the array into g as one entry.
+void tree::ask_array(uint64_t w, walk_list& g) {
+  leaf_array* a = array_at(w);
+  fresh(a);
+  const uint64_t bm = a->bitmap;
+  if (!bm) return;
+  for (uint64_t m = bm; m; m &= m - 1)
+    if (uint64_t s = load_acq(&a->slot[std::countr_zero(m)])) __builtin_prefetch(leaf_at(s));
+  g.e[g.n++] = off_of(w) | k_tag_array | k_entry_read;
+  g.guessed += unsigned(std::popcount(bm));
+}
+
+void tree::list_node(inner* n, bool eok, unsigned lo, uint64_t model, walk_state& s, walk_list& g) {
+  if (eok)
+    if (uint64_t e = load_acq(&n->eok)) {  // the path itself: it sorts first
+      __builtin_prefetch(leaf_at(e));
+      g.e[g.n++] = off_of(e) | k_entry_read;
+      ++g.guessed;
+    }
+  const child_guess arrays = guess_from(model, k_tag_array), inners = guess_from(model, k_tag_inner);
+  auto put = [&](uint64_t c) {
+    if (g.full()) return !(s.cut = true);
+    const child_guess& cg = is_array(c) ? arrays : inners;
+    common::prefetch_lines(p_.ptr<char>(off_of(c)), cg.bytes);
+    g.e[g.n++] = c;
+    g.guessed += cg.records;
+    return true;
+  };
+  const kind nk = static_cast<kind>(n->kind);
+  if (nk == kind::n4 || nk == kind::n16) {
+    uint64_t kids[16];  // gathered and sorted
+    unsigned m = 0;
+    for (unsigned j = 0, cap = capacity(nk); j < cap; ++j)
+      if (uint64_t c = load_acq(&n->child[j]); c && byte_of(c) >= lo) kids[m++] = c;
+    std::sort(kids, kids + m, [](uint64_t a, uint64_t b) { return byte_of(a) < byte_of(b); });
+    for (unsigned j = 0; j < m; ++j)
+      if (!put(kids[j])) return;
+    return;
+  }
+  const uint8_t* idx = nk == kind::n48 ? n48_index(n) : nullptr;
+  for (unsigned b = lo; b < 256; ++b)
+    if (uint64_t c = idx ? (idx[b] ? load_acq(&n->child[idx[b] - 1]) : 0) : load_acq(&n->child[b]))
+      if (!put(c)) return;
+}
+
+// The path to s.from below node word w (found at key position pos, equal to
+// from's first pos bytes): what hangs right of it into s.now, deepest
+// first (it sorts first).
+void tree::seed(uint64_t w, unsigned pos, walk_state& s) {
+  if (is_array(w)) {
+    s.edge = array_at(w);
+    return ask_array(w, s.now);
+  }
   inner* n = inner_at(w);
   fresh(n);
   const unsigned lv = n->level;
-  if (bounded) {
-    const char* pre = prefix_of(n) + (n->nprefix - (lv - pos));
-    size_t avail = from.size() - pos, m = std::min<size_t>(avail, lv - pos);
-    int c = m ? std::memcmp(pre, from.data() + pos, m) : 0;
-    if (c < 0) return true;            // the whole subtree sorts before from
-    if (c > 0 || avail < lv - pos) bounded = false;  // ... after from
-  }
-  // The end-of-key record is the path itself: it sorts first.
-  if (uint64_t e = load_acq(&n->eok); e && (!bounded || from.size() == lv))
-    if (!sink(leaf_at(e))) return false;
-  unsigned lo = 0;
-  bool edge = false;  // the child at lo is still bounded
-  if (bounded && from.size() > lv) {
-    lo = uint8_t(from[lv]);
-    edge = true;
-  }
-  // The children from byte lo, in key order, one at a time.
-  const kind nk = static_cast<kind>(n->kind);
-  uint64_t kids[16];  // N4/N16: gathered and sorted
-  unsigned nkids = 0, at = 0;
-  if (nk == kind::n4 || nk == kind::n16) {
-    for (unsigned j = 0, cap = capacity(nk); j < cap; ++j)
-      if (uint64_t c = load_acq(&n->child[j]); c && byte_of(c) >= lo) kids[nkids++] = c;
-    std::sort(kids, kids + nkids, [](uint64_t a, uint64_t b) { return byte_of(a) < byte_of(b); });
-  }
-  const uint8_t* idx = nk == kind::n48 ? n48_index(n) : nullptr;
-  unsigned b = lo;  // N48/N256: the next byte to look at
-  auto next = [&](kid& k) {
-    if (nk == kind::n4 || nk == kind::n16) {
-      if (at == nkids) return false;
-      k = {kids[at], byte_of(kids[at])};
-      ++at;
-      return true;
+  const char* pre = prefix_of(n) + (n->nprefix - (lv - pos));
+  const size_t avail = s.from.size() - pos, m = std::min<size_t>(avail, lv - pos);
+  const int c = m ? std::memcmp(pre, s.from.data() + pos, m) : 0;
+  if (c < 0) return;  // the whole subtree sorts before from
+  // The whole subtree sorts at or after from (its end-of-key record too,
+  // when from is exactly the path).
+  if (c > 0 || avail <= lv - pos) return list_node(n, true, 0, 0, s, s.now);
+  const unsigned b = uint8_t(s.from[lv]);
+  uint64_t model = 0;
+  if (uint64_t* cw = find_child(n, b))
+    if (uint64_t ch = load_acq(cw)) {
+      model = ch;  // its siblings are likely alike
+      seed(ch, lv + 1, s);
     }
-    for (; b < 256; ++b) {
-      const uint64_t c = idx ? (idx[b] ? load_acq(&n->child[idx[b] - 1]) : 0) : load_acq(&n->child[b]);
-      if (c) {
-        k = {c, b++};
-        return true;
+  if (b < 255) list_node(n, false, b + 1, model, s, s.now);
+}
+
+// One level: s.next is s.now from entry i on with every node word replaced
+// by what it holds, up to its guessed fill.
+void tree::expand(walk_state& s, size_t i) {
+  const walk_list& f = s.now;
+  walk_list& g = s.next;
+  g.n = g.guessed = 0;
+  for (; i < f.n; ++i) {
+    if (g.full()) {
+      s.cut = true;
+      break;
+    }
+    const uint64_t e = f.e[i];
+    if (e & k_entry_read) {
+      g.e[g.n++] = e;
+      g.guessed += is_array(e) ? unsigned(std::popcount(array_at(e)->bitmap)) : 1;
+    } else if (is_array(e)) {
+      ask_array(e, g);
+    } else {
+      inner* n = inner_at(e);
+      fresh(n);
+      list_node(n, true, 0, 0, s, g);
+    }
+  }
+  std::swap(s.now, s.next);
+}
+
+template <class Sink>
+bool tree::walk(std::string_view from, size_t want, Sink& sink, bool& cut) {
+  thread_local std::vector<uint64_t> space;
+  constexpr size_t cap = k_batch + 2;  // a list holds at most want + 1 entries
+  if (space.size() < 2 * cap) space.resize(2 * cap);
+  walk_state s{from};
+  s.now.e = space.data();
+  s.next.e = space.data() + cap;
+  s.now.want = want;
+  size_t got = 0;
+  auto counted = [&](const common::kv_block* b) {
+    ++got;
+    return sink(b);
+  };
+  if (uint64_t w = load_acq(&root_->root)) seed(w, 0, s);
+  for (size_t i = 0;;) {
+    for (; i < s.now.n; ++i) {
+      const uint64_t e = s.now.e[i];
+      if (!(e & k_entry_read)) break;  // a node word: expand from here
+      if (is_array(e)) {
+        leaf_array* a = array_at(e);
+        if (!scan_array(a, from, a == s.edge, counted)) return false;
+      } else if (!counted(common::kv_at(p_, off_of(e)))) {
+        return false;
       }
     }
-    return false;
-  };
-  // Each child is a dependent miss (a leaf array: its head, then its
-  // leaves, each a block of its own). At 1M records a scan100 crosses ~6
-  // arrays of ~16 records, at 10M ~70 of one or two: visited one after
-  // another, a third of the scan waited on an array's first line and a
-  // third on its first leaf (perf). So while q[0] is walked, the children
-  // after it are asked for (ask_ahead): the heads first, their leaves
-  // one visit later, while the records before them will likely not end
-  // the scan.
-  kid q[k_kids_ahead];
-  unsigned qn = 0;
-  while (qn < k_kids_ahead && next(q[qn])) ++qn;
-  while (qn) {
-    ask_ahead(q, qn, left);
-    if (!scan_node(q[0].w, lv + 1, from, edge && q[0].byte == lo, sink, left, q[0].state == kid::k_leaves))
-      return false;
-    std::copy(q + 1, q + qn, q);
-    if (!next(q[qn - 1])) --qn;
+    if (i == s.now.n) break;
+    s.next.want = want > got ? want - got : 1;
+    expand(s, i);
+    i = 0;
   }
+  cut = s.cut;
   return true;
 }
 
-// Asks for what the walk of q[0] will be followed by (scan_node): the
-// leaves of the children whose heads were asked for before, while fewer
-// than k_records_ahead records lie between q[0] and them, and the heads
-// of the next k_heads_ahead children after those; nothing past where the
-// records before (a known array's count; an unread array counts none, a
-// subtree all) reach `left`. More at once only queues behind full
-// line-fill buffers. Hints read without validation: a scan excludes
-// writers, and a stale array's bitmap (an older generation's) is not used.
-void tree::ask_ahead(kid* q, unsigned qn, size_t left) {
-  auto records = [](const kid& k) {
-    if (!is_array(k.w)) return left_unknown;
-    return k.state == kid::k_leaves ? size_t(k.pop) : size_t{0};
+template <class Sink, class Next>
+void tree::walks(std::string_view from, size_t want, Sink& sink, Next next_want) {
+  std::string after;  // the key after the last one read: that key and a 0 byte
+  const common::kv_block* last = nullptr;
+  auto noted = [&](const common::kv_block* b) {
+    last = b;
+    return sink(b);
   };
-  size_t before = records(q[0]);  // records from q[0] up to q[i]
-  unsigned heads = 0;
-  for (unsigned i = 1; i < qn && before < left; ++i) {
-    kid& k = q[i];
-    if (k.state == kid::k_none) {
-      if (heads++ == k_heads_ahead) break;
-      const char* h = p_.ptr<char>(off_of(k.w));
-      common::prefetch_lines(h, is_array(k.w) ? 24 + 8 * t_array_slots : 64);
-      k.state = kid::k_head;
-    } else if (k.state == kid::k_head && is_array(k.w) && before - records(q[0]) < k_records_ahead) {
-      leaf_array* a = array_at(k.w);
-      if (current(load_acq(&a->lock))) {
-        const uint64_t bm = load_acq(&a->bitmap);
-        for (uint64_t m = bm; m; m &= m - 1)
-          if (uint64_t s = load_acq(&a->slot[std::countr_zero(m)])) __builtin_prefetch(leaf_at(s));
-        k.pop = unsigned(std::popcount(bm));
-        k.state = kid::k_leaves;
-      }
-    } else if (k.state == kid::k_head) {
-      ++heads;
+  for (;;) {
+    bool cut = false;
+    const common::kv_block* before = last;
+    if (!walk(from, want, noted, cut) || !cut) return;
+    if (last == before) {  // nothing read: its guesses were too high, list more
+      want = std::min(2 * want, k_batch * 16);
+      continue;
     }
-    const size_t r = records(k);
-    before = r == left_unknown ? left_unknown : before + r;
+    after.assign(common::kv_key(last));
+    after.push_back('\0');
+    from = after;
+    want = next_want(want);
   }
 }
 
 // A leaf array's records in key order (its slots are in insertion order:
 // ordered here, so a scan that stops inside the array returns the smallest).
+// Its leaves were asked for a pass before (ask_array).
 template <class Sink>
-bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink, size_t& left, bool asked) {
-  fresh(a);
-  // Every leaf is a block of its own: prefetch them all before reading any,
-  // so their misses overlap (unless the walk above asked for them already:
-  // a second ask of a line in flight still takes a load-queue slot).
+bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& sink) {
   const common::kv_block* blk[k_slots];
   unsigned m = 0;
   for (uint64_t bm = a->bitmap; bm; bm &= bm - 1)
-    if (uint64_t s = load_acq(&a->slot[std::countr_zero(bm)])) {
-      blk[m] = leaf_at(s);
-      if (!asked) __builtin_prefetch(blk[m]);
-      ++m;
-    }
+    if (uint64_t s = load_acq(&a->slot[std::countr_zero(bm)])) blk[m++] = leaf_at(s);
   // Ordered without a comparison sort (std::sort of the array, its branches
   // unpredictable, was a third of a scan100 at 10K records): the keys of an
   // array share their first `level` bytes, so the byte at `level` spreads
@@ -363,7 +421,6 @@ bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& 
     next[j] = *at;
     *at = uint8_t(j);
   }
-  left -= std::min<size_t>(left, k);
   if (const uint64_t bm = a->bitmap) t_array_slots = (3 * t_array_slots + 64 - unsigned(std::countl_zero(bm))) / 4;
   for (unsigned w = 0; w < 5; ++w)
     for (uint64_t bits = used[w]; bits; bits &= bits - 1)
@@ -380,8 +437,7 @@ size_t tree::scan(std::string_view from, size_t count, record_buffer& out) {
     return ++n < count;
   };
   common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
-  size_t left = count;
-  if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, from, true, sink, left, false);
+  walks(from, std::min(count, k_batch), sink, [&](size_t) { return std::min(count - n, k_batch); });
   return n;
 }
 
@@ -393,9 +449,11 @@ size_t tree::range(std::string_view lo, std::string_view hi, record_buffer& out)
     ++n;
     return true;
   };
+  if (lo > hi) return 0;
   common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
-  size_t left = left_unknown;
-  if (uint64_t w = load_acq(&root_->root); w && lo <= hi) scan_node(w, 0, lo, true, sink, left, false);
+  // A walk lists before it reads, so it cannot stop at hi: the first lists
+  // 16 records, each next one twice as many while the range goes on.
+  walks(lo, 16, sink, [](size_t w) { return std::min(2 * w, k_batch); });
   return n;
 }
 
@@ -410,8 +468,7 @@ size_t tree::scan(uint64_t from, size_t count, record* out) {
     return ++n < count;
   };
   common::writer_gate::shared_closed no_writers(gate_);  // no writer meanwhile: an atomic snapshot
-  size_t left = count;
-  if (uint64_t w = load_acq(&root_->root)) scan_node(w, 0, kb, true, sink, left, false);
+  walks(kb, std::min(count, k_batch), sink, [&](size_t) { return std::min(count - n, k_batch); });
   return n;
 }
 
