@@ -328,7 +328,7 @@ void tree::expand(walk_state& s, size_t i) {
 template <class Sink>
 bool tree::walk(std::string_view from, size_t want, Sink& sink, bool& cut) {
   thread_local std::vector<uint64_t> space;
-  constexpr size_t cap = k_batch + 2;  // a list holds at most want + 1 entries
+  const size_t cap = want + 2;  // a list holds at most want + 1 entries (want may pass k_batch: walks())
   if (space.size() < 2 * cap) space.resize(2 * cap);
   walk_state s{from};
   s.now.e = space.data();
@@ -373,7 +373,7 @@ void tree::walks(std::string_view from, size_t want, Sink& sink, Next next_want)
     const common::kv_block* before = last;
     if (!walk(from, want, noted, cut) || !cut) return;
     if (last == before) {  // nothing read: its guesses were too high, list more
-      want = std::min(2 * want, k_batch * 16);
+      want *= 2;  // (until one walk lists to the end: then it is not cut)
       continue;
     }
     after.assign(common::kv_key(last));
