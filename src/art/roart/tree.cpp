@@ -409,7 +409,7 @@ bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& 
   unsigned k = 0;
   for (unsigned i = 0; i < m; ++i) {
     std::string_view kk = common::kv_key(blk[i]);
-    if (bounded && kk < from) continue;
+    if (bounded && common::key_less(kk, from)) continue;
     const unsigned j = k++, b = kk.size() > lv ? uint8_t(kk[lv]) + 1u : 0u;
     got[j] = blk[i];
     uint8_t* at = &first[b];
@@ -417,7 +417,7 @@ bool tree::scan_array(leaf_array* a, std::string_view from, bool bounded, Sink& 
       used[b >> 6] |= uint64_t{1} << (b & 63);
       *at = k_none;
     }
-    while (*at != k_none && common::kv_key(got[*at]) < kk) at = &next[*at];
+    while (*at != k_none && common::key_less(common::kv_key(got[*at]), kk)) at = &next[*at];
     next[j] = *at;
     *at = uint8_t(j);
   }
