@@ -59,20 +59,6 @@ inline std::string_view kv_key(const kv_block* b) noexcept { return {b->data, b-
 inline std::string_view kv_value(const kv_block* b) noexcept { return {b->data + b->klen, b->vlen}; }
 inline std::string_view kv_key(const pm::pool& p, uint64_t off) noexcept { return kv_key(kv_at(p, off)); }
 inline std::string_view kv_value(const pm::pool& p, uint64_t off) noexcept { return kv_value(kv_at(p, off)); }
-// a < b as byte strings (bytes unsigned, a prefix first), as
-// std::string_view's operator< but inline where both have 8 bytes or more
-// and differ in their first 8 (every pair of distinct u64 keys): the
-// library's memcmp call was 14% of a ROART ycsb-e run, most of its scans'
-// key compares (docs/results/issue20.md, session 49).
-inline bool key_less(std::string_view a, std::string_view b) noexcept {
-  if (a.size() >= 8 && b.size() >= 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a.data(), 8);
-    std::memcpy(&y, b.data(), 8);
-    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y);
-  }
-  return a < b;
-}
 
 inline uint64_t kv_block_size(const pm::pool& p, uint64_t off) noexcept {
   auto* b = kv_at(p, off);

@@ -4,6 +4,7 @@
 
 #include "art/roart/roart.hpp"
 #include "common/atomics.hpp"
+#include "common/key_order.hpp"
 #include "common/prefetch.hpp"
 #include "common/root_block.hpp"
 #include "pmindex/sync/optimistic_lock.hpp"

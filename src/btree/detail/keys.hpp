@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "btree/detail/fingerprint.hpp"
+#include "common/key_order.hpp"
 #include "common/kv_block.hpp"
 #include "pmindex/pm/pool.hpp"
 
@@ -64,12 +65,8 @@ struct u64_keys {
   static bool le(uint64_t w, uint64_t, probe k) noexcept { return w <= k; }  // separator <= k
 };
 
-// The first 8 bytes of s, big-endian, zero-padded.
-inline uint64_t key_prefix(std::string_view s) noexcept {
-  uint64_t w = 0;
-  if (!s.empty()) std::memcpy(&w, s.data(), s.size() < 8 ? s.size() : 8);
-  return __builtin_bswap64(w);
-}
+// The first 8 bytes of a key, big-endian, zero-padded (common/key_order.hpp).
+using common::key_prefix;
 
 // One-byte fingerprint of a whole byte key (its length included, so "a" and
 // "a\0" differ).
