@@ -12,11 +12,11 @@ OUT=$1; mkdir -p "$OUT"
 W=${WORKLOAD:-scan=1:100 read100}
 for r in $(seq 1 "${ROUNDS:-3}"); do for i in ${INDEXES:-fptree woart}; do for w in $W; do
   for lp in 4k=/dev/shm/pmhuge.pool 2m=/mnt/hshm/pmhuge.pool; do
-    l=${lp%%=*}; p=${lp#*=}
+    l=${lp%%=*}; p=${lp#*=}; f=$(echo "$w" | tr : _)  # (no ':' in file names: Windows checkouts)
     mkdir -p "$OUT/$i"
     rm -f "$p"
     "${BIN:-build/release/pmindex}" bench --index "$i" -n "${N:-1M}" -t 1 --workload "$w" --seconds 3 --pin \
-      --no-progress --no-check --seed "$r" --pool "$p" --json "$OUT/$i/$l-$w-r$r.json" > /dev/null 2>&1
+      --no-progress --no-check --seed "$r" --pool "$p" --json "$OUT/$i/$l-$f-r$r.json" > /dev/null 2>&1
     rm -f "$p"
   done
 done; done; done

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """scan100 against the release before #20 and against the same build with
    every record in cache (10K records), from fine.sh runs:
-     DIR/1m/INDEX/{before,head}-scan=1:100-rN.json, DIR/10k/INDEX/head-...
+     DIR/1m/INDEX/{before,head}-scan=1_100-rN.json, DIR/10k/INDEX/head-...
    python3 docs/results/issue20/scan_floor.py DIR [HEAD_LABEL]"""
 import glob, json, os, statistics as st, sys
 
 d, head = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "head"
 
 def med(path, label, work):
-    v = [x["run"]["mops"] for f in glob.glob(f"{path}/{label}-{work}-r*.json")
+    v = [x["run"]["mops"] for f in glob.glob(f"{path}/{label}-{work.replace(':', '_')}-r*.json")
          for x in json.load(open(f))["results"]]
     return st.median(v) if v else None
 

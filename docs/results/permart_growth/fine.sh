@@ -3,16 +3,17 @@
 # run one workload from its own prefill, the binaries alternating run by
 # run), 1 thread, 1M u64 records, 3 s, pinned.
 #   ROUNDS=5 docs/results/permart_growth/fine.sh DIR label=BIN ...
-# (FIRST=K: start at round K, to add rounds to a directory)
+# (FIRST=K: start at round K, to add rounds to a directory; PARAMS=...: the
+# index's --params, e.g. PARAMS=keys=bytes)
 # Medians: python3 docs/results/permart_growth/fine.py DIR
 set -eu
 OUT=$1; shift; mkdir -p "$OUT"
 W=${WORKLOAD:-read100 read=0.5+update=0.5 insert=1 scan=1:100}
 for r in $(seq "${FIRST:-1}" "${ROUNDS:-5}"); do for w in $W; do for lb in "$@"; do
-  l=${lb%%=*}; b=${lb#*=}
+  l=${lb%%=*}; b=${lb#*=}; f=$(echo "$w" | tr : _)  # (no ':' in file names: Windows checkouts)
   rm -f /dev/shm/pmfine.pool
-  "$b" bench --index "${INDEX:-permart}" -n "${N:-1M}" -t "${THREADS:-1}" --workload "$w" --seconds 3 --pin \
-    --no-progress --no-check --seed "$r" --pool /dev/shm/pmfine.pool --json "$OUT/$l-$w-r$r.json" > /dev/null 2>&1 ||
+  "$b" bench --index "${INDEX:-permart}" -n "${N:-1M}" -t "${THREADS:-1}" --workload "$w" --seconds 3 --pin ${PARAMS:+--params "$PARAMS"} \
+    --no-progress --no-check --seed "$r" --pool /dev/shm/pmfine.pool --json "$OUT/$l-$f-r$r.json" > /dev/null 2>&1 ||
     echo "failed: $l $w r$r (a binary without this index or workload, or too small a pool)" >&2
 done; done; done
 rm -f /dev/shm/pmfine.pool
