@@ -10,7 +10,8 @@ cd "$1"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   paths=$(git ls-files)
 else  # a source tree without its history (an unpacked archive)
-  paths=$(find . -path ./build -prune -o -path ./.git -prune -o -type f -print | sed 's|^\./||')
+  paths=$(find . \( -name .git -o -name build -o -name 'build-*' -o -name __pycache__ \) -prune -o \
+             -type f ! -name '*.pool' -print | sed 's|^\./||')  # (what .gitignore leaves out)
 fi
 bad=$(printf '%s\n' "$paths" | python3 -c '
 import re, sys
