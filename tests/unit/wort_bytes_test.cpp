@@ -290,6 +290,34 @@ TEST_P(WortBytes, PrefixChains) {
   }
 }
 
+// Walks that find fewer records than they guessed (nodes.hpp,
+// fewest_records: nodes never shrink, so after the removes a node grown
+// for 7 entries holds 3, one an end-of-key leaf) and scans and ranges
+// longer than one walk (bytes_tree.hpp, k_batch: 4096 records), which walk
+// again from right after their last key.
+TEST_P(WortBytes, ScansThatWalkAgain) {
+  auto idx = open_idx();
+  const std::vector<std::string> tails = {"", "\x03", "\x06", std::string("\x06\x01", 2), "\x09", "\x0c",
+                                          std::string("\x0f\x00", 2)};
+  auto key = [&](uint64_t g, size_t t) {
+    const uint32_t p = uint32_t(g * 0x10001u);
+    return std::string{char(p >> 24), char(p >> 16), char(p >> 8), char(p)} + tails[t];
+  };
+  for (uint64_t g = 0; g < 3000; ++g)
+    for (size_t t = 0; t < tails.size(); ++t) {
+      const std::string k = key(g, t), v = random_value();
+      ASSERT_TRUE(idx->insert(k, v));
+      ref_[k] = v;
+    }
+  for (uint64_t g = 0; g < 3000; ++g)
+    for (size_t t = 1; t < 5; ++t) {
+      ASSERT_TRUE(idx->remove(key(g, t)));
+      ref_.erase(key(g, t));
+    }
+  ASSERT_NO_FATAL_FAILURE(expect_same(*idx, "after removes"));
+  check_scans(*idx, 40, 10000);
+}
+
 TEST_P(WortBytes, LimitsAndValueSizes) {
   auto idx = open_idx();
   EXPECT_EQ(idx->keys(), key_kind::bytes);

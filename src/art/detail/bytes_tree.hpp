@@ -41,6 +41,7 @@
 #include "art/detail/node_locks.hpp"
 #include "art/detail/nodes.hpp"
 #include "common/kv_block.hpp"
+#include "common/prefetch.hpp"
 #include "common/mutant.hpp"
 #include "common/root_block.hpp"
 #include "common/writer_gate.hpp"
@@ -140,8 +141,17 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
   template <class Enter, class Leaf, class Leave>
   bool walk(uint64_t w, bool bounded, Enter&& enter, Leaf&& leaf, Leave&& leave);
   void prefetch_children(const walk_frame& f);
+  // Scans and ranges walk level by level, as tree.hpp's do (see there):
+  // lists of child words in key order, every word asked for where it is
+  // listed, a list expanded a level at a time until only leaves remain.
+  static constexpr size_t k_batch = 4096;  // records per walk (more: walks again after the last key)
+  void listed(uint64_t k, walk_list& f);
+  void seed(std::string_view from, walk_list& f);
+  bool expand(const walk_list& f, walk_list& g);
   template <class Sink>
-  void scan_from(std::string_view from, Sink& sink);
+  bool batch(std::string_view from, size_t want, Sink& sink, bool& cut);
+  template <class Sink, class Next>
+  void walks(std::string_view from, size_t want, Sink& sink, Next next_want);
 
   // --- verification and recovery (bytes_verify.hpp)
   std::string check_tree(int64_t& n);

@@ -1,8 +1,9 @@
-// In-order walks of the byte-key WORT-family tree (included by
-// bytes_tree.hpp): one loop with an explicit stack, since a tree of keys up
-// to 4096 bytes can be thousands of nodes deep (recursion could overflow a
-// thread's stack). scan() and range() are walks from a start key with
-// writers excluded (the writer gate closed, shared): both are atomic snapshots.
+// Walks of the byte-key WORT-family tree (included by bytes_tree.hpp): the
+// in-order walk of check, trace and stats, one loop with an explicit stack,
+// since a tree of keys up to 4096 bytes can be thousands of nodes deep
+// (recursion could overflow a thread's stack); and the scans', level by
+// level, with writers excluded (the writer gate closed, shared): scan() and
+// range() are atomic snapshots.
 #pragma once
 
 namespace pmindex::art::detail {
@@ -76,63 +77,202 @@ void art_bytes_index<P>::prefetch_children(const walk_frame& f) {
   });
 }
 
-// Every record with key >= from in key order into sink(key, value), which
-// returns true to stop. While a node is `bounded` the path to it equals the
-// digits of `from`, so what sorts below `from` is skipped.
+// ---------------------------------------------------------------- scans
+// Level by level, as tree.hpp's u64 scans (the depth-first walk above
+// waited on each node below the ones it could ask for ahead: a byte scan100
+// ran at a third of the u64 one). A node's end-of-key leaf sorts before its
+// children, so a node is replaced in a list by that leaf, then its children.
+
+// Appends found word k to list f and asks for its first line(s): a leaf's
+// kv block; a node's lines up to its third (a Node256 is seldom read whole
+// by one scan) and its end-of-key word, which an expansion reads first.
 template <class P>
-template <class Sink>
-void art_bytes_index<P>::scan_from(std::string_view from, Sink& sink) {
+void art_bytes_index<P>::listed(uint64_t k, walk_list& f) {
+  if (is_leaf(k)) {
+    __builtin_prefetch(leaf_at(k));
+  } else {
+    const uint64_t z = node_size(kind_of(k));
+    common::prefetch_lines(p_.template ptr<char>(off_of(k)), z <= 1024 ? z : 192);
+    if (z > 1024) __builtin_prefetch(eok(k));
+  }
+  f.w[f.n++] = k;
+  f.guessed += kit::fewest_records(k);
+}
+
+// The words right of the path to `from` into f in key order: deepest first.
+// One loop down the path, then the levels back up (a path of a 4096-byte
+// key is thousands of nodes: no recursion).
+template <class P>
+void art_bytes_index<P>::seed(std::string_view from, walk_list& f) {
+  struct step {
+    uint64_t w;
+    unsigned d;  // the digit taken
+  };
+  static thread_local std::vector<step> t_path;
+  std::vector<step>& path = t_path;
+  path.clear();
   const unsigned lf = dg::length(from);
-  auto enter = [&](uint64_t w, unsigned pos, unsigned, bool bounded, walk_frame& f) {
-    header h = hdr(w);
-    f.b = pos + h.plen;
-    if (!bounded) return true;
+  uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
+  for (unsigned pos = 0; w;) {
+    if (is_leaf(w)) {
+      if (leaf_key(w) >= from) listed(w, f);
+      break;
+    }
+    const header h = hdr(w);
+    const unsigned b = pos + h.plen;
     if (h.plen) {
-      unsigned j = prefix_diff(w, h, from);
-      if (j < f.b) {
-        if (j == lf) return true;  // `from` ends inside the prefix: all of the subtree sorts after it
-        return prefix_digit(w, h, j) > dg::at(from, j);  // all below `from` (skip), or all after it
+      const unsigned j = prefix_diff(w, h, from);
+      if (j < b) {
+        // `from` ends inside the prefix (the whole subtree sorts after it),
+        // or leaves it with a smaller digit (after) or a larger one (before).
+        if (j == lf || prefix_digit(w, h, j) > dg::at(from, j)) listed(w, f);
+        break;
       }
     }
-    // The path equals `from` up to the branch position. If `from` ends there
-    // the end-of-key leaf is `from` itself and every child sorts after it;
-    // otherwise the end-of-key leaf sorts below it and so do smaller digits.
-    if (lf > f.b) f.next = f.bound = int(dg::at(from, f.b));
-    return true;
+    // The path equals `from` up to the branch position. If `from` ends
+    // there, the end-of-key leaf is `from` itself and every child sorts
+    // after it: the whole node. Otherwise the end-of-key leaf sorts below.
+    if (lf <= b) {
+      listed(w, f);
+      break;
+    }
+    const unsigned d = dg::at(from, b);
+    path.push_back({w, d});
+    const uint64_t* s = find(w, d);
+    w = s ? __atomic_load_n(s, __ATOMIC_ACQUIRE) : 0;
+    pos = b + 1;
+  }
+  for (size_t i = path.size(); i-- > 0;) {
+    const step st = path[i];
+    if (st.d + 1 >= dg::k_fanout) continue;
+    if (f.full()) {
+      f.cut = true;  // (perhaps nothing was left: a walk again finds that)
+      return;
+    }
+    const bool stopped = visit(st.w, [&](auto ops, auto* n) {
+      return ops.for_each(
+          n,
+          [&](unsigned, uint64_t* slot) {
+            if (f.full()) return f.cut = true;
+            listed(__atomic_load_n(slot, __ATOMIC_ACQUIRE), f);
+            return false;
+          },
+          st.d + 1);
+    });
+    if (stopped) return;
+  }
+}
+
+// One level: g is f with each node word replaced by its end-of-key leaf and
+// children, up to g's guessed fill. True: g holds node words.
+template <class P>
+bool art_bytes_index<P>::expand(const walk_list& f, walk_list& g) {
+  g.n = g.guessed = 0;
+  g.cut = false;
+  bool inner = false;
+  for (size_t i = 0; i < f.n; ++i) {
+    const uint64_t w = f.w[i];
+    if (g.full()) {
+      g.cut = true;
+      break;
+    }
+    if (is_leaf(w)) {
+      g.w[g.n++] = w, ++g.guessed;
+      continue;
+    }
+    if (const uint64_t e = load_eok(w)) listed(e, g);
+    visit(w, [&](auto ops, auto* n) {
+      return ops.for_each(n, [&](unsigned, uint64_t* slot) {
+        if (g.full()) return g.cut = true;
+        const uint64_t k = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        listed(k, g);
+        inner |= !is_leaf(k);
+        return false;
+      });
+    });
+  }
+  return inner;
+}
+
+// One walk: up to `want` records (the first, at least, if any) with keys
+// >= from into sink(key, value), which returns true to stop (so does
+// batch). cut: records may have been left out before the end.
+template <class P>
+template <class Sink>
+bool art_bytes_index<P>::batch(std::string_view from, size_t want, Sink& sink, bool& cut) {
+  static thread_local std::vector<uint64_t> t_space;
+  const size_t cap = want + 2;  // a list holds at most want entries, the seed's first one more
+  if (t_space.size() < 2 * cap) t_space.resize(2 * cap);
+  walk_list now{t_space.data()}, next{t_space.data() + cap};
+  now.want = next.want = want;
+  seed(from, now);
+  cut = now.cut;
+  while (expand(now, next)) {
+    std::swap(now, next);
+    cut |= now.cut;
+  }
+  cut |= next.cut;
+  for (size_t i = 0; i < next.n; ++i)
+    if (sink(leaf_key(next.w[i]), leaf_value(next.w[i]))) return true;
+  return false;
+}
+
+// Walks from `from` until the sink stops or a walk reaches the end; each
+// next walk starts right after the last key read, for next_want(want)
+// records. The caller closes the writer gate: the words stay meanwhile.
+template <class P>
+template <class Sink, class Next>
+void art_bytes_index<P>::walks(std::string_view from, size_t want, Sink& sink, Next next_want) {
+  std::string after;  // the key right after the last one read: it and a 0 byte
+  std::string_view last;
+  bool any = false;
+  auto noted = [&](std::string_view k, std::string_view v) {
+    last = k, any = true;
+    return sink(k, v);
   };
-  auto leaf = [&](uint64_t lw, unsigned, unsigned, bool bounded) {
-    std::string_view k = leaf_key(lw);
-    if (bounded && k < from) return false;
-    return bool(sink(k, leaf_value(lw)));
-  };
-  walk(__atomic_load_n(&root_->child, __ATOMIC_ACQUIRE), true, enter, leaf, [](walk_frame&) {});
+  for (;;) {
+    bool cut = false;
+    any = false;
+    if (batch(from, want, noted, cut) || !cut) return;
+    if (!any) {  // nothing read (cannot happen in a sound tree): list more
+      want *= 2;
+      continue;
+    }
+    after.assign(last);
+    after.push_back('\0');
+    from = after;
+    want = next_want(want);
+  }
 }
 
 template <class P>
 size_t art_bytes_index<P>::scan(std::string_view from, size_t count, record_buffer& out) {
   if (!count) return 0;
-  common::writer_gate::shared_closed no_writers(gate_);
+  common::writer_gate::shared_closed no_writers(gate_);  // an atomic snapshot
   size_t n = 0;
   auto sink = [&](std::string_view k, std::string_view v) {
     out.push_back(k, v);
     return ++n == count;
   };
-  scan_from(from, sink);
+  walks(from, std::min(count, k_batch), sink, [&](size_t) { return std::min(count - n, k_batch); });
   return n;
 }
 
+// A walk lists before it reads, so it cannot stop at hi: the first lists
+// 16 records, each next one twice as many while the range goes on.
 template <class P>
 size_t art_bytes_index<P>::range(std::string_view lo, std::string_view hi, record_buffer& out) {
   if (hi < lo) return 0;
-  common::writer_gate::shared_closed no_writers(gate_);
-  size_t n0 = out.size();
+  common::writer_gate::shared_closed no_writers(gate_);  // an atomic snapshot
+  size_t n = 0;
   auto sink = [&](std::string_view k, std::string_view v) {
     if (k > hi) return true;
     out.push_back(k, v);
+    ++n;
     return false;
   };
-  scan_from(lo, sink);
-  return out.size() - n0;
+  walks(lo, 16, sink, [](size_t w) { return std::min(2 * w, k_batch); });
+  return n;
 }
 
 }  // namespace pmindex::art::detail

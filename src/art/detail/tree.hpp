@@ -128,30 +128,11 @@ class art_index final : public u64_index, node_kit<P, false> {
   // (a guess too high) is "cut" and the scan walks again from its last key.
   // Measured: docs/results/scan.md, session 47.
   static constexpr size_t k_batch = 4096;  // records per walk (longer scans: walks again from the last key)
-  struct list {
-    uint64_t* w;
-    size_t n = 0, guessed = 0, want = 0;
-    bool cut = false;  // a word was left out
-    bool full() const { return guessed >= want; }
-  };
+  using list = walk_list;
   struct walk_state {
     uint64_t from;
     list now, next;
   };
-  // Records a walk counts on below word k: a leaf's one, a node's fewest
-  // children for its kind (a node holds at least 2 records). Nodes never
-  // shrink to a smaller kind, so after removes a node may hold fewer (the
-  // walk is then cut short and the scan walks again). Fewest measured
-  // 1.04x typical counts (Node16 10, Node48 24, Node256 64) at 1M.
-  static size_t guess(uint64_t k) {
-    switch (kind_of(k)) {
-      case k_leaf: return 1;
-      case k_n4: return 2;
-      case k_n16: return 5;
-      case k_n48: return 17;
-      default: return dg::k_fanout >= 256 ? 49 : 2;
-    }
-  }
   // Appends found word k to list f and asks for its lines.
   [[gnu::always_inline]] inline void listed(uint64_t k, list& f) {
     if (is_leaf(k))
@@ -159,7 +140,7 @@ class art_index final : public u64_index, node_kit<P, false> {
     else
       prefetch_node(k);
     f.w[f.n++] = k;
-    f.guessed += guess(k);
+    f.guessed += kit::fewest_records(k);
   }
   void seed(uint64_t w, unsigned pos, walk_state& s);
   bool expand(const list& f, list& g);
