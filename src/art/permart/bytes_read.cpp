@@ -1,8 +1,12 @@
 // PermART keys=bytes reads (as read.cpp). A lookup does not compare the
 // prefixes on its way down: every pair holds its whole key, so the leaf
-// decides. Scans and ranges read every slot at one snapshot stamp and
-// compare prefixes only along the paths of their bounds.
+// decides. Scans and ranges read every slot at one snapshot stamp, level by
+// level, and compare prefixes only along the path of their start.
 #include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/prefetch.hpp"
 
 #include "art/permart/bytes_tree.hpp"
 
@@ -45,8 +49,8 @@ bool bytes_tree::lookup(std::string_view key, std::string* value) {
 }
 
 // The pairs of leaf n (as of ts) within the bounds, in order; false stops
-// the walk (the sink said so, or a key passed hi). Out of line: the leaf
-// view stays off the frames of the recursion through inner nodes.
+// the walk (the sink said so, or a key passed hi). Out of line: the view of
+// a logged leaf, with its stack array, stays off the scan's frame.
 template <class Sink>
 [[gnu::noinline]] bool bytes_tree::visit_leaf(header* n, const bounds& b, bool lo_tight, bool hi_tight, uint64_t ts,
                                               Sink& sink) const {
@@ -62,75 +66,204 @@ template <class Sink>
   return true;
 }
 
-// In-order walk of the subtree at `v` (as of ts) within the bounds. A bound
-// is tight while the path so far equals its first bytes: only then can the
-// subtree hold keys beyond it, and only then are prefixes compared.
-template <class Sink>
-bool bytes_tree::visit(uint64_t v, const bounds& b, bool lo_tight, bool hi_tight, uint64_t ts, Sink& sink) const {
-  header* n = hdr(v);
-  if (n->kind == uint8_t(kind::leaf)) return visit_leaf(n, b, lo_tight, hi_tight, ts, sink);
-  const uint64_t d = bdepth(n);
-  inner_tail* t = btail(n);
-  // Every key below starts with the prefix P (d bytes); the end key is P.
-  if (lo_tight) {
-    size_t m = std::min<uint64_t>(d, b.lo.size());
-    int c = m ? std::memcmp(t->prefix, b.lo.data(), m) : 0;  // an empty bound has no data()
-    if (c < 0) return true;                     // all below lo
-    lo_tight = c == 0 && b.lo.size() > d;       // else all >= lo
+// What a slot likely holds, told by a sibling read racily (as
+// tree::guess_from): records to count on below it, bytes to ask for.
+bytes_tree::slot_guess bytes_tree::guess_from(const header* model) {
+  if (!model) return {1, 64};
+  const uint8_t k = __atomic_load_n(&model->kind, __ATOMIC_RELAXED);
+  const unsigned cnt = __atomic_load_n(&model->count, __ATOMIC_RELAXED);
+  if (k == uint8_t(kind::leaf)) {
+    const bool logged = __atomic_load_n(&model->depth, __ATOMIC_RELAXED) == k_leaf_logged;
+    const uint8_t cap = __atomic_load_n(&model->cap, __ATOMIC_RELAXED);
+    return {std::max(1u, cnt / 2), logged ? sizeof(blog_leaf) : bleaf_size(cap <= k_bbig_leaf ? cap : k_bbig_leaf)};
   }
-  bool end_only = false;  // hi == P: only the end key can qualify
-  if (hi_tight) {
-    size_t m = std::min<uint64_t>(d, b.hi.size());
-    int c = m ? std::memcmp(t->prefix, b.hi.data(), m) : 0;
-    if (c > 0 || (c == 0 && b.hi.size() < d)) return false;  // all above hi, and all that follows
-    hi_tight = c == 0;
-    end_only = hi_tight && b.hi.size() == d;
+  // An inner node's end slot follows its struct (a listing reads it first).
+  if (k == uint8_t(kind::full)) return {k_indirect_cap / 2, sizeof(sparse), sizeof(full)};  // slots read in order
+  const uint64_t z = k == uint8_t(kind::indirect) ? sizeof(indirect) : sizeof(sparse);
+  return {std::max(2u, cnt / 2), z + 8};
+}
+
+void bytes_tree::list_slots(header* n, bool with_end, unsigned b, const header* model, walk_list& g) const {
+  // (A slot empty now was empty at every stamp a walk can hold: a remove
+  // under a live snapshot leaves a version link.)
+  if (with_end)
+    if (uint64_t* es = &btail(n)->end; const uint64_t c = __atomic_load_n(es, __ATOMIC_RELAXED)) {
+      if (g.full()) return void(g.cut = true);
+      __builtin_prefetch(hdr(c));
+      g.e[g.n++] = reinterpret_cast<uintptr_t>(es);
+      ++g.guessed, ++g.slots;
+    }
+  if (!model && n->kind == uint8_t(kind::full)) {  // its first child in range is the model (racily)
+    auto* f = reinterpret_cast<full*>(n);
+    for (unsigned c = b; c < 256 && !model; ++c)
+      if (uint64_t v = __atomic_load_n(&f->slots[c], __ATOMIC_RELAXED); v && !is_link(v)) model = hdr(v);
   }
-  if (!lo_tight) {  // with lo tight, lo extends P: the end key P < lo
-    uint64_t c = load_snap(&t->end, ts);
-    if (c && !visit_leaf(hdr(c), b, false, false, ts, sink)) return false;
-  }
-  if (end_only) return false;
-  const unsigned lb = lo_tight ? uint8_t(b.lo[d]) : 0, hb = hi_tight ? uint8_t(b.hi[d]) : 255;
-  // A sparse node's children in range all (at most 17, one more than a
-  // scan asks for elsewhere): in the order stored, so the node is ordered
-  // once, for the walk (keys=bytes scan100 1.09x at 1M records).
-  prefetch_children(n, lb, hb, n->kind == uint8_t(kind::sparse) ? k_sparse_cap : k_scan_prefetch);
-  return each_child_from(n, lb, [&](unsigned cb, uint64_t* s) {
-    if (cb > hb) return false;  // and every later child
-    uint64_t c = load_snap(s, ts);
-    return !c || visit(c, b, lo_tight && cb == lb, hi_tight && cb == hb, ts, sink);
+  const slot_guess sg = guess_from(model);
+  each_child_from(n, b, [&](unsigned, uint64_t* slot) {
+    const uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (!v) return true;
+    if (g.full()) return !(g.cut = true);
+    common::prefetch_lines(hdr(v), sg.bytes);
+    if (sg.tail) __builtin_prefetch(reinterpret_cast<char*>(hdr(v)) + sg.tail);
+    g.e[g.n++] = reinterpret_cast<uintptr_t>(slot);
+    g.guessed += sg.records, ++g.slots;
+    return true;
   });
 }
 
+// The path to `from` below the root (read at the stamp): what hangs right
+// of it into f in key order, deepest first. One loop down, then the levels
+// back up (paths of long keys are deep: no recursion). tight: the leaf the
+// path ends in, which may hold keys below `from`.
+void bytes_tree::seed(std::string_view from, uint64_t v, uint64_t ts, walk_list& f, const header*& tight) const {
+  struct step {
+    header* n;
+    unsigned b;             // the key byte taken
+    const header* model;    // the child there: its siblings are likely alike
+  };
+  static thread_local std::vector<step> t_path;
+  std::vector<step>& path = t_path;
+  path.clear();
+  while (v) {
+    header* n = hdr(v);
+    if (n->kind == uint8_t(kind::leaf)) {
+      const unsigned below = rd_.lower_bound(bleaf_pairs(n), n->count, from);
+      f.e[f.n++] = reinterpret_cast<uintptr_t>(n) | 1;
+      f.guessed += n->count > below ? n->count - below : 1;
+      tight = n;
+      break;
+    }
+    // Every key below starts with the prefix P (d bytes); the end key is P.
+    const uint64_t d = bdepth(n);
+    const size_t m = std::min<uint64_t>(d, from.size());
+    const int c = m ? std::memcmp(btail(n)->prefix, from.data(), m) : 0;  // an empty bound has no data()
+    if (c < 0) break;  // all below `from`
+    if (c > 0 || from.size() <= d) {  // all at or after it
+      list_slots(n, true, 0, nullptr, f);
+      break;
+    }
+    // `from` extends P: the end key sorts below it, so do smaller bytes.
+    const unsigned b = uint8_t(from[d]);
+    if (n->kind == uint8_t(kind::full))  // the slots right of the path, read on the way back up
+      common::prefetch_lines(reinterpret_cast<full*>(n)->slots + b, 3 * 64);
+    uint64_t* s = find_child(n, b);
+    v = s ? load_snap(s, ts) : 0;
+    path.push_back({n, b, v ? hdr(v) : nullptr});
+  }
+  for (size_t i = path.size(); i-- > 0 && !f.cut;) {
+    if (path[i].b == 255) continue;
+    if (f.full()) return void(f.cut = true);
+    list_slots(path[i].n, false, path[i].b + 1, path[i].model, f);
+  }
+}
+
+// One level: g is f with every slot replaced by what it holds at the stamp
+// (a leaf; an inner node's end slot and children), up to g's guessed fill.
+// True: g holds slots (another level).
+bool bytes_tree::expand(const walk_list& f, walk_list& g, uint64_t ts) const {
+  g.n = g.guessed = g.slots = 0;
+  g.cut = false;
+  for (size_t i = 0; i < f.n; ++i) {
+    if (g.full()) {
+      g.cut = true;
+      break;
+    }
+    const uintptr_t e = f.e[i];
+    if (e & 1) {
+      g.e[g.n++] = e;
+      g.guessed += std::max(1u, unsigned(reinterpret_cast<const header*>(e & ~uintptr_t{1})->count));
+      continue;
+    }
+    const uint64_t v = load_snap(reinterpret_cast<uint64_t*>(e), ts);
+    if (!v) continue;
+    header* h = hdr(v);
+    if (h->kind == uint8_t(kind::leaf)) {
+      // Read after the last level: its pairs (most leaves hold one, in the
+      // line already asked for), or a logged leaf's whole block.
+      common::prefetch_lines(h, leaf_logged(h) ? sizeof(blog_leaf) : bleaf_size(std::min(h->count, h->cap)), 64);
+      g.e[g.n++] = reinterpret_cast<uintptr_t>(h) | 1;
+      g.guessed += std::max(1u, unsigned(h->count));
+    } else {
+      list_slots(h, true, 0, nullptr, g);
+    }
+  }
+  return g.slots;
+}
+
+// One walk from b.lo: up to about `want` records into the sink (the first,
+// at least, if any). True: the sink or b.hi stopped it. cut: records may
+// have been left out before the end.
 template <class Sink>
-void bytes_tree::snapshot(const bounds& b, Sink& sink) {
+bool bytes_tree::batch(const bounds& b, size_t want, uint64_t root, uint64_t ts, Sink& sink, bool& cut) const {
+  static thread_local std::vector<uintptr_t> t_space;
+  const size_t cap = want + 2;  // a list holds at most want entries, the seed's leaf one more
+  if (t_space.size() < 2 * cap) t_space.resize(2 * cap);
+  walk_list now{t_space.data()}, next{t_space.data() + cap};
+  now.want = next.want = want;
+  const header* tight = nullptr;
+  seed(b.lo, root, ts, now, tight);
+  cut = now.cut;
+  while (expand(now, next, ts)) {
+    std::swap(now, next);
+    cut |= now.cut;
+  }
+  cut |= next.cut;
+  for (size_t i = 0; i < next.n; ++i) {
+    header* h = reinterpret_cast<header*>(next.e[i] & ~uintptr_t{1});
+    if (!visit_leaf(h, b, h == tight, b.has_hi, ts, sink)) return true;
+  }
+  return false;
+}
+
+// Walks until the sink or b.hi stops one or one reaches the end, all at one
+// stamp; each next walk starts right after the last key read (out's last
+// record), for next_want(want) records.
+template <class Sink, class Next>
+void bytes_tree::walks(bounds b, size_t want, Sink& sink, const record_buffer& out, Next next_want) {
   auto g = p_.pin();  // before the stamp: see versioned_ptr.hpp, reclamation
   uint64_t ts;
-  if (uint64_t v = snapshot_root(ts)) visit(v, b, true, b.has_hi, ts, sink);
+  const uint64_t root = snapshot_root(ts);
+  if (!root) return;
+  std::string after;
+  for (;;) {
+    const size_t before = out.size();
+    bool cut = false;
+    if (batch(b, want, root, ts, sink, cut) || !cut) return;
+    if (out.size() == before) {  // nothing read: its guesses were too high, list more
+      want *= 2;
+      continue;
+    }
+    after.assign(out.key(out.size() - 1));
+    after.push_back('\0');
+    b.lo = after;
+    want = next_want(want);
+  }
 }
 
 // Scan and range bounds are not keys: any length (a bound past the longest
 // key just sorts after it).
 size_t bytes_tree::scan(std::string_view from, size_t count, record_buffer& out) {
   if (count == 0) return 0;
-  size_t n0 = out.size();
+  const size_t n0 = out.size();
   auto sink = [&](std::string_view k, std::string_view v) {
     out.push_back(k, v);
     return out.size() - n0 < count;
   };
-  snapshot({from, {}, false}, sink);
+  walks({from, {}, false}, std::min(count, k_batch), sink, out,
+        [&](size_t) { return std::min(count - (out.size() - n0), k_batch); });
   return out.size() - n0;
 }
 
+// A walk lists before it reads, so it cannot stop at hi: the first lists 16
+// records, each next one twice as many while the range goes on.
 size_t bytes_tree::range(std::string_view lo, std::string_view hi, record_buffer& out) {
   if (hi < lo) return 0;
-  size_t n0 = out.size();
+  const size_t n0 = out.size();
   auto sink = [&](std::string_view k, std::string_view v) {
     out.push_back(k, v);
     return true;
   };
-  snapshot({lo, hi, true}, sink);
+  walks({lo, hi, true}, 16, sink, out, [](size_t w) { return std::min(2 * w, k_batch); });
   return out.size() - n0;
 }
 

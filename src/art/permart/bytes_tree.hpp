@@ -61,12 +61,36 @@ class bytes_tree final : public bytes_index, protected core {
   unsigned leaf_view(header* h, bpair* out, uint64_t ts, bool current) const;
 
   // --- reads (bytes_read.cpp)
+  // Scans and ranges: a breadth-first walk at one snapshot stamp, as
+  // tree.hpp's (see there), but each pass expands the whole list (a slot
+  // into the leaf it holds at the stamp, or the end slot and children of
+  // the node it holds) and the leaves are read after the last one; a walk
+  // cut short is followed by one from right after the last key it read, at
+  // the same stamp: the scan stays one snapshot.
+  static constexpr size_t k_batch = 4096;  // records a walk lists for
+  struct walk_list {
+    uintptr_t* e;  // a slot (bit 0 clear) or a leaf read at the stamp (its header | 1)
+    size_t n = 0, guessed = 0, slots = 0, want = 0;  // slots: entries that are slots
+    bool cut = false;                                // an entry was left out
+    bool full() const { return guessed >= want; }
+  };
+  struct slot_guess {
+    size_t records, bytes;
+    size_t tail = 0;  // a full node's end slot, lines past those bytes (0: none)
+  };
+  static slot_guess guess_from(const header* model);
+  // Inner node n's end slot (with_end) and its children with key byte >= b
+  // into g while it is not full; `model`: a sibling of the children (null:
+  // a full node's first child, a listed node's none).
+  void list_slots(header* n, bool with_end, unsigned b, const header* model, walk_list& g) const;
+  void seed(std::string_view from, uint64_t root, uint64_t ts, walk_list& f, const header*& tight) const;
+  bool expand(const walk_list& f, walk_list& g, uint64_t ts) const;
   template <class Sink>
-  bool visit(uint64_t v, const bounds& b, bool lo_tight, bool hi_tight, uint64_t ts, Sink& sink) const;
+  bool batch(const bounds& b, size_t want, uint64_t root, uint64_t ts, Sink& sink, bool& cut) const;
+  template <class Sink, class Next>
+  void walks(bounds b, size_t want, Sink& sink, const record_buffer& out, Next next_want);
   template <class Sink>
   bool visit_leaf(header* n, const bounds& b, bool lo_tight, bool hi_tight, uint64_t ts, Sink& sink) const;
-  template <class Sink>
-  void snapshot(const bounds& b, Sink& sink);
 
   // --- writes (bytes_write.cpp)
   bool write(op o, std::string_view key, std::string_view value);

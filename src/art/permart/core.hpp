@@ -84,10 +84,6 @@ inline uint64_t inner_kind_size(uint8_t k) {
   }
 }
 
-// Children of a node a byte-key scan asks for ahead (u64 scans walk breadth
-// first: read.cpp).
-inline constexpr size_t k_scan_prefetch = 16;
-
 class core {
  protected:
   core(pm::pool& p, const index_config& cfg, bool log) : p_(p), mut_(cfg), log_(log) {}
@@ -110,24 +106,6 @@ class core {
   template <class F>
   static bool each_child_from(header* n, unsigned from, F&& f);
   static uint64_t* find_child(header* n, unsigned b);
-  // A scan about to walk node n's children with key bytes from..last asks
-  // for the first `ahead` of them at once (their current version's first
-  // line: the stamp it checks, a leaf's first pairs). Read one after
-  // another they are one miss after another (perf: most of a scan). A hint.
-  void prefetch_children(header* n, unsigned from, unsigned last, size_t ahead) const {
-    auto fetch = [&](uint64_t* s) { __builtin_prefetch(hdr(__atomic_load_n(s, __ATOMIC_RELAXED))); };
-    // A listed node whose children in range are all wanted: in the order
-    // they are stored (ordering them is half a scan's work in such a node).
-    if (n->kind == uint8_t(kind::sparse) && ahead >= k_sparse_cap)
-      return listed_each_stored(reinterpret_cast<sparse*>(n), from, last, fetch);
-    if (n->kind == uint8_t(kind::indirect) && ahead >= k_indirect_cap)
-      return listed_each_stored(reinterpret_cast<indirect*>(n), from, last, fetch);
-    each_child_from(n, from, [&](unsigned b, uint64_t* s) {
-      if (b > last || !ahead--) return false;
-      fetch(s);
-      return true;
-    });
-  }
 
   // --- slot reads
   uint64_t load_current(uint64_t* slot) const;          // raw value, stamp settled

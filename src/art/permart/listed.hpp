@@ -94,14 +94,6 @@ inline bool listed_each_from(listed<Cap>* n, unsigned from, F&& f) {
   return true;
 }
 
-// f(slot) for the children with from <= byte <= last, in the order stored.
-template <unsigned Cap, class F>
-inline void listed_each_stored(listed<Cap>* n, unsigned from, unsigned last, F&& f) {
-  const unsigned c = listed_count(n);
-  for (unsigned i = 0; i < c; ++i)
-    if (n->keys[i] >= from && n->keys[i] <= last) f(&n->slots[i]);
-}
-
 // A listed node's key bytes are distinct ("" if so).
 template <unsigned Cap>
 inline const char* listed_check(const listed<Cap>* n) {
