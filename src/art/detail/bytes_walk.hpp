@@ -163,35 +163,10 @@ void art_bytes_index<P>::seed(std::string_view from, walk_list& f) {
   }
 }
 
-// One level: g is f with each node word replaced by its end-of-key leaf and
-// children, up to g's guessed fill. True: g holds node words.
+// One level (nodes.hpp, expand_level: a node's end-of-key leaf first).
 template <class P>
 bool art_bytes_index<P>::expand(const walk_list& f, walk_list& g) {
-  g.n = g.guessed = 0;
-  g.cut = false;
-  bool inner = false;
-  for (size_t i = 0; i < f.n; ++i) {
-    const uint64_t w = f.w[i];
-    if (g.full()) {
-      g.cut = true;
-      break;
-    }
-    if (is_leaf(w)) {
-      g.w[g.n++] = w, ++g.guessed;
-      continue;
-    }
-    if (const uint64_t e = load_eok(w)) listed(e, g);
-    visit(w, [&](auto ops, auto* n) {
-      return ops.for_each(n, [&](unsigned, uint64_t* slot) {
-        if (g.full()) return g.cut = true;
-        const uint64_t k = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-        listed(k, g);
-        inner |= !is_leaf(k);
-        return false;
-      });
-    });
-  }
-  return inner;
+  return kit::expand_level(f, g, [&](uint64_t k, walk_list& l) { listed(k, l); });
 }
 
 // One walk: up to `want` records (the first, at least, if any) with keys

@@ -201,6 +201,40 @@ class node_kit {
     return w;
   }
 
+  // One level of a scan's walk (tree.hpp, bytes_walk.hpp): g is f with
+  // each node word replaced by its end-of-key leaf (the byte layout) and its
+  // children, each put in with listed(word, g), up to g's guessed fill.
+  // True: g holds node words.
+  template <class Listed>
+  bool expand_level(const walk_list& f, walk_list& g, Listed&& listed) {
+    g.n = g.guessed = 0;
+    g.cut = false;
+    bool inner = false;
+    for (size_t i = 0; i < f.n; ++i) {
+      const uint64_t w = f.w[i];
+      if (g.full()) {
+        g.cut = true;
+        break;
+      }
+      if (is_leaf(w)) {
+        g.w[g.n++] = w, ++g.guessed;
+        continue;
+      }
+      if constexpr (Eok)
+        if (const uint64_t e = load_eok(w)) listed(e, g);
+      visit(w, [&](auto ops, auto* n) {
+        return ops.for_each(n, [&](unsigned, uint64_t* slot) {
+          if (g.full()) return g.cut = true;
+          const uint64_t k = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+          listed(k, g);
+          inner |= !is_leaf(k);
+          return false;
+        });
+      });
+    }
+    return inner;
+  }
+
   // --- building (the writer holds the locks of the nodes it changes)
   uint64_t new_node(pending_blocks& pb, kind k, uint64_t hdr_word) {
     uint64_t w = tag(pb.alloc(node_size(k)), k);

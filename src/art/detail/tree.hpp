@@ -389,34 +389,10 @@ void art_index<P>::seed(uint64_t w, unsigned pos, walk_state& s) {
   });
 }
 
-// One level: g is f with each inner word replaced by its children, up to
-// g's guessed fill. True: g holds inner words.
+// One level (nodes.hpp, expand_level).
 template <class P>
 bool art_index<P>::expand(const list& f, list& g) {
-  g.n = g.guessed = 0;
-  g.cut = false;
-  bool inner = false;
-  for (size_t i = 0; i < f.n; ++i) {
-    const uint64_t w = f.w[i];
-    if (g.full()) {
-      g.cut = true;
-      break;
-    }
-    if (is_leaf(w)) {
-      g.w[g.n++] = w, ++g.guessed;
-      continue;
-    }
-    visit(w, [&](auto ops, auto* n) {
-      return ops.for_each(n, [&](unsigned, uint64_t* slot) {
-        if (g.full()) return g.cut = true;
-        const uint64_t k = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-        listed(k, g);
-        inner |= !is_leaf(k);
-        return false;
-      });
-    });
-  }
-  return inner;
+  return kit::expand_level(f, g, [&](uint64_t k, list& l) { listed(k, l); });
 }
 
 template <class P>

@@ -66,21 +66,11 @@ template <class Sink>
   return true;
 }
 
-// What a slot likely holds, told by a sibling read racily (as
-// tree::guess_from): records to count on below it, bytes to ask for.
+// (An inner node's end slot follows its struct: a listing reads it first.)
 bytes_tree::slot_guess bytes_tree::guess_from(const header* model) {
-  if (!model) return {1, 64};
-  const uint8_t k = __atomic_load_n(&model->kind, __ATOMIC_RELAXED);
-  const unsigned cnt = __atomic_load_n(&model->count, __ATOMIC_RELAXED);
-  if (k == uint8_t(kind::leaf)) {
-    const bool logged = __atomic_load_n(&model->depth, __ATOMIC_RELAXED) == k_leaf_logged;
-    const uint8_t cap = __atomic_load_n(&model->cap, __ATOMIC_RELAXED);
-    return {std::max(1u, cnt / 2), logged ? sizeof(blog_leaf) : bleaf_size(cap <= k_bbig_leaf ? cap : k_bbig_leaf)};
-  }
-  // An inner node's end slot follows its struct (a listing reads it first).
-  if (k == uint8_t(kind::full)) return {k_indirect_cap / 2, sizeof(sparse), sizeof(full)};  // slots read in order
-  const uint64_t z = k == uint8_t(kind::indirect) ? sizeof(indirect) : sizeof(sparse);
-  return {std::max(2u, cnt / 2), z + 8};
+  return core::guess_from(model, 8, [](bool logged, uint8_t cap) -> uint64_t {
+    return logged ? sizeof(blog_leaf) : bleaf_size(cap <= k_bbig_leaf ? cap : k_bbig_leaf);
+  });
 }
 
 void bytes_tree::list_slots(header* n, bool with_end, unsigned b, const header* model, walk_list& g) const {

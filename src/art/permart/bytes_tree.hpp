@@ -74,11 +74,7 @@ class bytes_tree final : public bytes_index, protected core {
     bool cut = false;                                // an entry was left out
     bool full() const { return guessed >= want; }
   };
-  struct slot_guess {
-    size_t records, bytes;
-    size_t tail = 0;  // a full node's end slot, lines past those bytes (0: none)
-  };
-  static slot_guess guess_from(const header* model);
+  static slot_guess guess_from(const header* model);  // core::guess_from for this layout
   // Inner node n's end slot (with_end) and its children with key byte >= b
   // into g while it is not full; `model`: a sibling of the children (null:
   // a full node's first child, a listed node's none).

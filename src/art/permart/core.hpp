@@ -107,6 +107,36 @@ class core {
   static bool each_child_from(header* n, unsigned from, F&& f);
   static uint64_t* find_child(header* n, unsigned b);
 
+  // --- scans (read.cpp, bytes_read.cpp)
+  // What a slot likely holds, told by a sibling (`model`, read racily: a
+  // hint): how many records to count on below it and how many of its lines
+  // to ask for. A node's children were made alike (a dense or a sparse key
+  // range), so a sibling tells. A leaf or a listed node counts half its
+  // sibling's pairs or children (a leaf counted 1 beside big leaves asked for
+  // 23 slots a scan100 never read at 1M; the fewest children, 2, asks for
+  // many nodes never read; all of them cuts more walks); a full node half
+  // the fewest it has (65). No sibling: a leaf's first line. leaf_bytes(
+  // logged, cap): the lines of such a leaf to ask for; end_slot: the bytes
+  // of an inner node's end slot, which follows its struct (keys=bytes: 8; a
+  // full node's is asked for apart, at `tail`).
+  struct slot_guess {
+    size_t records, bytes;
+    size_t tail = 0;  // a line past `bytes` to ask for too (0: none)
+  };
+  template <class LeafBytes>
+  static slot_guess guess_from(const header* model, uint64_t end_slot, LeafBytes&& leaf_bytes) {
+    if (!model) return {1, 64};
+    const uint8_t k = __atomic_load_n(&model->kind, __ATOMIC_RELAXED);
+    const unsigned cnt = __atomic_load_n(&model->count, __ATOMIC_RELAXED);
+    if (k == uint8_t(kind::leaf)) {
+      const bool logged = __atomic_load_n(&model->depth, __ATOMIC_RELAXED) == k_leaf_logged;
+      return {std::max(1u, cnt / 2), leaf_bytes(logged, __atomic_load_n(&model->cap, __ATOMIC_RELAXED))};
+    }
+    if (k == uint8_t(kind::full))  // its slots are read in order
+      return {k_indirect_cap / 2, sizeof(sparse), end_slot ? sizeof(full) : 0};
+    return {std::max(2u, cnt / 2), (k == uint8_t(kind::indirect) ? sizeof(indirect) : sizeof(sparse)) + end_slot};
+  }
+
   // --- slot reads
   uint64_t load_current(uint64_t* slot) const;          // raw value, stamp settled
   uint64_t load_at(uint64_t* slot, uint64_t ts) const;  // node at ts, or 0

@@ -55,25 +55,10 @@ bool tree::visit_logged_leaf(header* n, uint64_t lo, uint64_t hi, uint64_t ts, S
   return true;
 }
 
-// What a slot likely holds, told by a sibling (`model`, read racily: a
-// hint): how many records to count on below it and how many of its lines
-// to ask for. A node's children were made alike (a dense or a sparse key
-// range), so a sibling tells. A leaf or a listed node counts half its
-// sibling's pairs or children (a leaf counted 1 beside big leaves asked for
-// 23 slots a scan100 never read at 1M; the fewest children, 2, asks for
-// many nodes never read; all of them cuts more walks); a full node half
-// the fewest it has (65). No sibling: a leaf's first line.
 tree::slot_guess tree::guess_from(const header* model) {
-  if (!model) return {1, 64};
-  const uint8_t k = __atomic_load_n(&model->kind, __ATOMIC_RELAXED);
-  const unsigned cnt = __atomic_load_n(&model->count, __ATOMIC_RELAXED);
-  if (k == uint8_t(kind::leaf)) {
-    const bool logged = __atomic_load_n(&model->depth, __ATOMIC_RELAXED) == k_leaf_logged;
-    const uint8_t cap = __atomic_load_n(&model->cap, __ATOMIC_RELAXED);
-    return {std::max(1u, cnt / 2), logged ? sizeof(log_leaf) : cap > k_small_leaf ? leaf_size(k_big_leaf) : 64};
-  }
-  if (k == uint8_t(kind::full)) return {k_indirect_cap / 2, sizeof(sparse)};  // its slots are read in order
-  return {std::max(2u, cnt / 2), k == uint8_t(kind::indirect) ? sizeof(indirect) : sizeof(sparse)};
+  return core::guess_from(model, 0, [](bool logged, uint8_t cap) -> uint64_t {
+    return logged ? sizeof(log_leaf) : cap > k_small_leaf ? leaf_size(k_big_leaf) : 64;
+  });
 }
 
 void tree::list_children(header* n, unsigned b, const header* model, walk_state& s, walk_list& g) const {

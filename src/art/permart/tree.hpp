@@ -79,10 +79,7 @@ class tree final : public u64_index, protected core {
   // it is not full; `model`: a sibling of theirs (null: a full node's first
   // child in range, a listed node's none).
   void list_children(header* n, unsigned b, const header* model, walk_state& s, walk_list& g) const;
-  struct slot_guess {
-    size_t records, bytes;
-  };
-  static slot_guess guess_from(const header* model);
+  static slot_guess guess_from(const header* model);  // core::guess_from for this layout
   // Leaf h into g; its records guessed: its pairs (a logged leaf's base
   // pairs), but those below the walk's start in the first leaf (the only
   // entry whose min is the start: the others' sort after it). A guess too
