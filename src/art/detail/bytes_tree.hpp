@@ -85,8 +85,8 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
 
  private:
   using kit = node_kit<P, true>;
-  using kit::count, kit::entry, kit::eok, kit::find, kit::header_word, kit::kind_valid, kit::load_eok,
-      kit::node_size, kit::p_, kit::visit;
+  using kit::count, kit::entry, kit::eok, kit::expand, kit::find, kit::header_word, kit::kind_valid, kit::listed,
+      kit::load_eok, kit::node_size, kit::p_, kit::visit;
 
   header hdr(uint64_t w) { return dg::decode(__atomic_load_n(header_word(w), __ATOMIC_ACQUIRE)); }
   const common::kv_block* leaf_at(uint64_t w) { return common::kv_at(p_, off_of(w)); }
@@ -145,9 +145,7 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
   // lists of child words in key order, every word asked for where it is
   // listed, a list expanded a level at a time until only leaves remain.
   static constexpr size_t k_batch = 4096;  // records per walk (more: walks again after the last key)
-  void listed(uint64_t k, walk_list& f);
-  void seed(std::string_view from, walk_list& f);
-  bool expand(const walk_list& f, walk_list& g);
+  void seed(std::string_view from, walk_list& f);  // (listing and expanding: node_kit)
   template <class Sink>
   bool batch(std::string_view from, size_t want, Sink& sink, bool& cut);
   template <class Sink, class Next>

@@ -84,22 +84,6 @@ void art_bytes_index<P>::prefetch_children(const walk_frame& f) {
 // session 51). A node's end-of-key leaf sorts before its
 // children, so a node is replaced in a list by that leaf, then its children.
 
-// Appends found word k to list f and asks for its first line(s): a leaf's
-// kv block; a node's lines up to its third (a Node256 is seldom read whole
-// by one scan) and its end-of-key word, which an expansion reads first.
-template <class P>
-void art_bytes_index<P>::listed(uint64_t k, walk_list& f) {
-  if (is_leaf(k)) {
-    __builtin_prefetch(leaf_at(k));
-  } else {
-    const uint64_t z = node_size(kind_of(k));
-    common::prefetch_lines(p_.template ptr<char>(off_of(k)), z <= 1024 ? z : 192);
-    if (z > 1024) __builtin_prefetch(eok(k));
-  }
-  f.w[f.n++] = k;
-  f.guessed += kit::fewest_records(k);
-}
-
 // The words right of the path to `from` into f in key order: deepest first.
 // One loop down the path, then the levels back up (a path of a 4096-byte
 // key is thousands of nodes: no recursion).
@@ -162,12 +146,6 @@ void art_bytes_index<P>::seed(std::string_view from, walk_list& f) {
     });
     if (stopped) return;
   }
-}
-
-// One level (nodes.hpp, expand_level: a node's end-of-key leaf first).
-template <class P>
-bool art_bytes_index<P>::expand(const walk_list& f, walk_list& g) {
-  return kit::expand_level(f, g, [&](uint64_t k, walk_list& l) { listed(k, l); });
 }
 
 // One walk: up to `want` records (the first, at least, if any) with keys

@@ -20,6 +20,7 @@
 #include "art/detail/node4.hpp"
 #include "art/detail/node48.hpp"
 #include "art/detail/node_direct.hpp"
+#include "common/prefetch.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/pm/pool.hpp"
@@ -201,12 +202,28 @@ class node_kit {
     return w;
   }
 
-  // One level of a scan's walk (tree.hpp, bytes_walk.hpp): g is f with
-  // each node word replaced by its end-of-key leaf (the byte layout) and its
-  // children, each put in with listed(word, g), up to g's guessed fill.
-  // True: g holds node words.
-  template <class Listed>
-  bool expand_level(const walk_list& f, walk_list& g, Listed&& listed) {
+  // --- scans (tree.hpp, bytes_walk.hpp): level by level
+  // Appends found word k to list f and asks for its lines: a leaf's (u64)
+  // or its kv block's first (bytes); a node's, but a Node256's first three
+  // (a Node256 is seldom read whole by one scan) and then its end-of-key
+  // word (bytes), which an expansion reads first.
+  [[gnu::always_inline]] inline void listed(uint64_t k, walk_list& f) {
+    char* b = p_.ptr<char>(off_of(k));
+    if (is_leaf(k)) {
+      __builtin_prefetch(b);
+    } else {
+      const uint64_t z = node_size(kind_of(k));
+      common::prefetch_lines(b, z <= 1024 ? z : 192);
+      if constexpr (Eok)
+        if (z > 1024) __builtin_prefetch(eok(k));
+    }
+    f.w[f.n++] = k;
+    f.guessed += fewest_records(k);
+  }
+  // One level: g is f with each node word replaced by its end-of-key leaf
+  // (bytes) and its children, up to g's guessed fill. True: g holds node
+  // words.
+  bool expand(const walk_list& f, walk_list& g) {
     g.n = g.guessed = 0;
     g.cut = false;
     bool inner = false;

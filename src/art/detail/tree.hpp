@@ -75,7 +75,8 @@ class art_index final : public u64_index, node_kit<P, false> {
 
  private:
   using kit = node_kit<P, false>;
-  using kit::count, kit::find, kit::header_word, kit::kind_valid, kit::node_size, kit::p_, kit::visit;
+  using kit::count, kit::expand, kit::find, kit::header_word, kit::kind_valid, kit::listed, kit::node_size, kit::p_,
+      kit::visit;
   header hdr(uint64_t w) { return decode(__atomic_load_n(header_word(w), __ATOMIC_ACQUIRE)); }
   leaf* leaf_at(uint64_t w) { return p_.template ptr<leaf>(off_of(w)); }
   leaf* min_leaf(uint64_t w) {
@@ -133,23 +134,10 @@ class art_index final : public u64_index, node_kit<P, false> {
     uint64_t from;
     list now, next;
   };
-  // Appends found word k to list f and asks for its lines.
-  [[gnu::always_inline]] inline void listed(uint64_t k, list& f) {
-    if (is_leaf(k))
-      __builtin_prefetch(leaf_at(k));
-    else
-      prefetch_node(k);
-    f.w[f.n++] = k;
-    f.guessed += kit::fewest_records(k);
-  }
   void seed(uint64_t w, unsigned pos, walk_state& s);
-  bool expand(const list& f, list& g);
   // Up to count (<= k_batch) records from `from` into out: one walk. *cut:
   // it may have left records out before the end.
   size_t batch(uint64_t from, size_t count, record* out, bool* cut);
-  // The lines a walk of inner node k reads (a Node256's first three: a
-  // Node256 is seldom read whole by one scan).
-  [[gnu::always_inline]] inline void prefetch_node(uint64_t k);
 
   // --- verification and recovery (tree_verify.hpp)
   std::string check_rec(uint64_t w, unsigned pos, uint64_t path_key, uint64_t path_mask, int64_t& n,
@@ -387,18 +375,6 @@ void art_index<P>::seed(uint64_t w, unsigned pos, walk_state& s) {
         },
         c + 1);
   });
-}
-
-// One level (nodes.hpp, expand_level).
-template <class P>
-bool art_index<P>::expand(const list& f, list& g) {
-  return kit::expand_level(f, g, [&](uint64_t k, list& l) { listed(k, l); });
-}
-
-template <class P>
-inline void art_index<P>::prefetch_node(uint64_t k) {
-  const uint64_t z = node_size(kind_of(k));
-  common::prefetch_lines(p_.template ptr<char>(off_of(k)), z <= 1024 ? z : 192);
 }
 
 }  // namespace pmindex::art::detail
