@@ -93,8 +93,9 @@
 // replay; per-thread logs would need a global sequence number per record
 // (one contended counter) and a merge of all logs at replay; a stripe's log
 // keeps the order by its lock, and replay stays a pass per log.
-// Merges run beside the writers on a core of their own: on 2 cores a
-// second writer thread competes with the merge thread (see
+// Merges run beside the writers on a core of their own (the thread does
+// not take the CPU of the writer that started it: common/background_thread.hpp);
+// on 2 cores a second writer thread competes with the merge thread (see
 // docs/results/dptree.md).
 //
 // Bugs of the original avoided (tests/unit/dptree_test.cpp): removes exist;

@@ -9,6 +9,7 @@
 
 #include "btree/dptree/dptree.hpp"
 #include "common/atomics.hpp"
+#include "common/background_thread.hpp"
 
 namespace pmindex::btree::dptree {
 
@@ -54,7 +55,7 @@ void tree<K>::kick() {
     resume_.store(false, std::memory_order_relaxed);
     if (stop_) return;
     want_ = true;
-    if (!bg_.joinable()) bg_ = std::thread([this] { merge_thread(); });
+    if (!bg_.joinable()) bg_ = common::background_thread([this] { merge_thread(); });  // not on the writer's CPU
   }
   mcv_.notify_one();
 }

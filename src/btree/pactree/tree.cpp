@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "btree/pactree/pactree.hpp"
+#include "common/background_thread.hpp"
 #include "common/root_block.hpp"
 #include "pmindex/sync/optimistic_lock.hpp"
 
@@ -53,7 +54,7 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
       return;  // the SMO thread starts after the redo (after_recovery)
     }
   }
-  bg_ = std::thread([this] { smo_thread(); });
+  bg_ = common::background_thread([this] { smo_thread(); });
 }
 
 template <class K>
@@ -157,7 +158,7 @@ template <class K>
 bool tree<K>::after_recovery() {
   const bool work = !redo_.empty();
   redo_logs();
-  bg_ = std::thread([this] { smo_thread(); });
+  bg_ = common::background_thread([this] { smo_thread(); });
   return work;
 }
 
