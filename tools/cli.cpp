@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pmindex/error.hpp"
@@ -232,19 +235,53 @@ uint64_t seq_key(uint64_t seed, uint64_t i) {
 
 uint64_t seq_value(uint64_t key) { return key * 0x2545F4914F6CDD1Dull + 1; }
 
+namespace {
+// The inode of this process's pid namespace, 0 if /proc does not say.
+uint64_t pid_namespace() {
+  struct stat st;
+  return ::stat("/proc/self/ns/pid", &st) == 0 ? uint64_t(st.st_ino) : 0;
+}
+
+// Digits at name[i...] (at most 10): their end, or i if none or too many.
+size_t digits_end(const std::string& name, size_t i) {
+  size_t end = i;
+  while (end < name.size() && end - i < 10 && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+  if (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) return i;
+  return end;
+}
+}  // namespace
+
+std::string scratch_tag() {
+  const uint64_t ns = pid_namespace();
+  return std::to_string(::getpid()) + (ns ? "-ns" + std::to_string(ns) : "");
+}
+
 void remove_stale_pools(const std::string& verb, const std::string& dir, const std::string& prefix) {
+  const uint64_t own_ns = pid_namespace();
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
     if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    size_t i = prefix.size(), end = i;
-    while (end < name.size() && end - i < 10 && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
-    if (end == i || (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end])))) continue;
+    const size_t i = prefix.size(), end = digits_end(name, i);
+    if (end == i) continue;
     long pid = std::strtol(name.substr(i, end - i).c_str(), nullptr, 10);
     if (pid <= 0 || pid == ::getpid()) continue;
+    // A tagged name of another namespace: its pid means nothing here.
+    if (name.compare(end, 3, "-ns") == 0) {
+      const size_t ns_end = digits_end(name, end + 3);
+      if (ns_end == end + 3 || !own_ns ||
+          std::strtoull(name.substr(end + 3, ns_end - end - 3).c_str(), nullptr, 10) != own_ns)
+        continue;
+    }
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
-    if (::unlink(e.path().c_str()) == 0)
+    // An open pool holds its flock (pm::pool), whoever's it is (an untagged
+    // name of an older binary in another namespace, say).
+    const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    const bool in_use = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+    if (!in_use && ::unlink(e.path().c_str()) == 0)
       std::fprintf(stderr, "%s: removed %s (left by a run that did not finish)\n", verb.c_str(), e.path().c_str());
+    ::close(fd);  // (drops the flock)
   }
 }
 

@@ -58,12 +58,18 @@ class args {
 
 uint64_t parse_size(const std::string& option, const std::string& text);
 
-// Removes the files in `dir` named `prefix` + PID + anything whose process
-// no longer exists: pools a verb names after its pid (stress, damagetest)
-// and that a run killed before its cleanup left behind (a 256 MB pool in
-// /dev/shm is memory until someone deletes it). A live pid's file, or one
-// whose owner this process may not signal, is left alone. Each removal is
-// noted on stderr as "VERB: removed PATH (...)".
+// What a verb names its scratch pools after (stress, damagetest): its pid
+// and its pid namespace, "PID-nsINODE" ("PID" where /proc cannot tell the
+// namespace). /dev/shm is often shared by containers whose pids are not
+// each other's: a pid alone would let one judge another's live pool stale.
+std::string scratch_tag();
+
+// Removes the files in `dir` named `prefix` + scratch_tag() + anything whose
+// process no longer exists: pools a run killed before its cleanup left
+// behind (a 256 MB pool in /dev/shm is memory until someone deletes it).
+// Left alone: a file of another pid namespace, of a live pid or one this
+// process may not signal, and a pool some process holds open (its flock).
+// Each removal is noted on stderr as "VERB: removed PATH (...)".
 void remove_stale_pools(const std::string& verb, const std::string& dir, const std::string& prefix);
 
 // --index --pool --pool-size --mode --flush --pm-write-ns (and --params).

@@ -369,7 +369,7 @@ int cmd_damagetest(args& a) {
       // array of an index with a key limit sized for these pools).
       c.params = which == "all" && e->tests ? e->tests->params : params;
       c.limited = key_limit(*e, c.params) != 0;
-      c.base = "/dev/shm/pmindex-damage." + std::to_string(getpid()) + "." + e->name + (b ? ".b" : ".u");
+      c.base = "/dev/shm/pmindex-damage." + scratch_tag() + "." + e->name + (b ? ".b" : ".u");
       configs.push_back(c);
     }
   }

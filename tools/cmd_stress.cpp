@@ -509,7 +509,7 @@ int cmd_stress(args& a) {
   if (ra.keys < 2) throw error(errc::usage, "--keys must be at least 2");
   if (!pool_given) {
     remove_stale_pools("stress", "/dev/shm", "pmindex-stress-");
-    o.pool_path = "/dev/shm/pmindex-stress-" + std::to_string(::getpid()) + ".pool";
+    o.pool_path = "/dev/shm/pmindex-stress-" + scratch_tag() + ".pool";
   }
   o.quiet = true;
   auto e = find_index(o.index);
