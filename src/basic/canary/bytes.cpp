@@ -131,7 +131,7 @@ class canary_bytes final : public bytes_index {
     for (bnode* x = count ? read_succ(from) : nullptr; x && n < count; ++n) {
       uint64_t kv = read_kv(x);
       out.push_back(common::kv_key(p_, kv), common::kv_value(p_, kv));
-      uint64_t o = list_t::read_link0(x);
+      uint64_t o = list().read_link0(x);
       x = o ? p_.ptr<bnode>(o) : nullptr;
     }
     return n;
@@ -193,7 +193,8 @@ class canary_bytes final : public bytes_index {
   // The node's kv block, once its swing is durable (readers wait on the tag).
   uint64_t read_kv(const bnode* n) const {
     uint64_t kv;
-    while ((kv = load_acq(&n->kv)) & k_unpersisted) _mm_pause();
+    for (unsigned spins = 0; (kv = load_acq(&n->kv)) & k_unpersisted;)
+      wmu_.wait(spins, [&] { return load_acq(&n->kv) & k_unpersisted; });
     return kv;
   }
   // A node check() may read (see canary.cpp); its kv block is checked apart.
@@ -205,7 +206,7 @@ class canary_bytes final : public bytes_index {
   std::string_view key_of(const bnode* n) const { return common::kv_key(p_, read_kv(n)); }
 
   using list_t = skiplist<bnode>;
-  list_t list() const { return {p_, &root_->head}; }
+  list_t list() const { return {p_, &root_->head, wmu_}; }
   bnode* at(uint64_t off) const { return p_.ptr<bnode>(off); }
   bnode* find(std::string_view key, bnode** preds) {
     return list().find(preds, [&](uint64_t o) { return key_of(at(o)) < key; });
@@ -234,7 +235,7 @@ class canary_bytes final : public bytes_index {
 
   pm::pool& p_;
   broot* root_ = nullptr;
-  std::mutex wmu_;
+  writer_mutex wmu_;
   std::atomic<int64_t> count_{-1};  // -1: not counted yet (clean open); read by stats()
   common::mutant_switch<mutant> mut_;
 };

@@ -119,7 +119,7 @@ class canary_index final : public u64_index {
     size_t n = 0;
     for (node* x = count ? read_succ(from) : nullptr; x && n < count;) {
       out[n++] = {x->key, read_value(x)};
-      uint64_t o = list_t::read_link0(x);
+      uint64_t o = list().read_link0(x);
       x = o ? p_.ptr<node>(o) : nullptr;
     }
     return n;
@@ -135,6 +135,7 @@ class canary_index final : public u64_index {
       node* x = p_.ptr<node>(o);
       if (prev && prev->key >= x->key)
         return check_result::fail("keys out of order at " + std::to_string(x->key));
+      if (x->seq & 1) return check_result::fail("odd seqlock with no writer running, key " + std::to_string(x->key));
       if (mut_.on(mutant::torn_16byte) && shadow(x) != x->value)
         return check_result::fail("torn value of key " + std::to_string(x->key));
       prev = x;
@@ -179,7 +180,7 @@ class canary_index final : public u64_index {
   }
 
   using list_t = skiplist<node>;
-  list_t list() const { return {p_, &root_->head}; }
+  list_t list() const { return {p_, &root_->head, wmu_}; }
   void link0(node* pred, uint64_t target) { list().link0(pred, target, !mut_.on(mutant::flush_without_fence)); }
   node* find(uint64_t key, node** preds) {
     return list().find(preds, [&](uint64_t o) { return p_.ptr<node>(o)->key < key; });
@@ -196,7 +197,7 @@ class canary_index final : public u64_index {
     for (int i = 0; i < 200; ++i) _mm_pause();
     size_t n = 0;
     while (n < count) {
-      uint64_t o = list_t::read_link0(x);
+      uint64_t o = list().read_link0(x);
       if (!o) break;
       x = p_.ptr<node>(o);
       out[n++] = {x->key, read_value(x)};
@@ -204,11 +205,11 @@ class canary_index final : public u64_index {
     return n;
   }
 
-  static uint64_t read_value(node* x) {
-    for (;;) {
+  uint64_t read_value(node* x) const {
+    for (unsigned spins = 0;;) {
       uint32_t s1 = load_acq(&x->seq);
       if (s1 & 1) {
-        _mm_pause();
+        wmu_.wait(spins, [&] { return load_acq(&x->seq) == s1; });
         continue;
       }
       uint64_t v = load_acq(&x->value);
@@ -230,7 +231,7 @@ class canary_index final : public u64_index {
 
   pm::pool& p_;
   root* root_ = nullptr;
-  std::mutex wmu_;
+  writer_mutex wmu_;
   std::atomic<int64_t> count_{-1};  // -1: not counted yet (clean open); read by stats()
   common::mutant_switch<mutant> mut_;
 };

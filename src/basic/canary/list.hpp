@@ -6,8 +6,11 @@
 
 #include <immintrin.h>
 
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "basic/canary/node.hpp"
 #include "common/atomics.hpp"
@@ -27,10 +30,57 @@ inline index_stats list_stats(pm::pool& p, int64_t records, size_t self_bytes) {
   return s;
 }
 
+// The writers' mutex, which also tells a waiting reader whether a writer is
+// inside. Readers wait while a writer's COMMIT MARKER is set (a level-0
+// link's or a kv word's UNPERSISTED tag, a value's odd seqlock); a writer
+// sets and clears each within one section. A damaged pool may hold a
+// marker no writer will clear (a dirty open clears them, a clean one
+// trusts them): readers waited forever (`damagetest --index canary`:
+// verify and lookups hung at its deadline). So a long wait asks whether any
+// writer was inside while the marker was read; if none was, the marker is
+// damage (errc::corrupt).
+class writer_mutex {
+ public:
+  void lock() {
+    mu_.lock();
+    owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    passes_.fetch_add(1, std::memory_order_release);  // odd: inside (before any marker)
+  }
+  void unlock() {
+    passes_.fetch_add(1, std::memory_order_release);  // even: its markers cleared
+    owner_.store(std::thread::id{}, std::memory_order_relaxed);
+    mu_.unlock();
+  }
+  // One step of a wait while a marker is set; still_set() reads it again.
+  template <class StillSet>
+  void wait(unsigned& spins, StillSet&& still_set) const {
+    if (++spins % 4096) {
+      _mm_pause();
+      return;
+    }
+    const uint64_t c = passes_.load(std::memory_order_acquire);
+    if (c & 1) {
+      // A writer is inside: it clears its marker, unless it is this thread,
+      // whose reads never meet a marker of its own.
+      if (owner_.load(std::memory_order_relaxed) == std::this_thread::get_id()) damaged();
+      return;
+    }
+    if (still_set() && passes_.load(std::memory_order_acquire) == c) damaged();
+  }
+
+ private:
+  [[noreturn]] static void damaged() {
+    throw error(errc::corrupt, "canary: a commit marker is set that no writer will clear (damaged pool)");
+  }
+  std::mutex mu_;
+  std::atomic<uint64_t> passes_{0};  // writer sections entered + left
+  std::atomic<std::thread::id> owner_{};
+};
+
 template <class Node>
 class skiplist {
  public:
-  skiplist(pm::pool& p, Node* head) : p_(p), head_(head) {}
+  skiplist(pm::pool& p, Node* head, const writer_mutex& writers) : p_(p), head_(head), writers_(writers) {}
   Node* at(uint64_t off) const { return p_.ptr<Node>(off); }
 
   // Commits a level-0 link: tagged store, persist, untag. Readers that see
@@ -43,9 +93,10 @@ class skiplist {
     common::store_rel(&pred->next[0], target);
     p_.flush(&pred->next[0], 8);  // so a clean close never leaves a tag
   }
-  static uint64_t read_link0(Node* x) {
+  uint64_t read_link0(Node* x) const {
     uint64_t o;
-    while ((o = common::load_acq(&x->next[0])) & k_unpersisted) _mm_pause();
+    for (unsigned spins = 0; (o = common::load_acq(&x->next[0])) & k_unpersisted;)
+      writers_.wait(spins, [&] { return common::load_acq(&x->next[0]) & k_unpersisted; });
     return o;
   }
 
@@ -172,6 +223,7 @@ class skiplist {
  private:
   pm::pool& p_;
   Node* head_;
+  const writer_mutex& writers_;
 };
 
 }  // namespace pmindex::basic::canary::detail
