@@ -28,7 +28,11 @@ int cmd_info(args& a) {
   auto u = p->usage();
   std::time_t ct = static_cast<std::time_t>(h.create_time);
   char when[64];
-  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", std::gmtime(&ct));
+  // A damaged header may hold a time gmtime cannot represent (it returns
+  // null, and strftime of null crashed `info`: damagetest, session 52).
+  std::tm tm_buf;
+  if (const std::tm* tm = gmtime_r(&ct, &tm_buf)) std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", tm);
+  else std::snprintf(when, sizeof when, "(not a time: %llu)", static_cast<unsigned long long>(h.create_time));
   // The mode opens use unless told otherwise, and the last open's when it
   // differs (a dirty pool last used in volatile mode will be refused).
   const std::string mode(pm::to_string(p->stored_mode()));

@@ -4,6 +4,9 @@
 // (errc::wrong_mode, exit code 14); a pool left dirty by a volatile open is
 // refused as not crash-consistent (errc::corrupt, exit code 11). Every
 // refusal leaves the pool exactly as it was.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <optional>
 
@@ -99,6 +102,22 @@ TEST(PoolMode, CommandLineReopensInTheStoredMode) {
   EXPECT_NE(err.find("pool created in eadr mode, opened in persist mode"), std::string::npos) << err;
   EXPECT_EQ(run_pmindex({"info", "--pool", tp.path()}, &out), 0);
   EXPECT_NE(out.find("mode      eadr (last opened in persist mode)"), std::string::npos) << out;
+}
+
+// A damaged creation time (the header's word at 88, which no check
+// covers) that gmtime cannot represent: `info` crashed in strftime
+// (damagetest --index permart, session 52); it prints the number instead.
+TEST(PoolMode, InfoSurvivesACreationTimeNoCalendarHolds) {
+  temp_pool tp("ctime");
+  ASSERT_EQ(run_pmindex({"load", "--index", "canary", "--pool", tp.path(), "--pool-size", "8M", "--keys", "10"}), 0);
+  const uint64_t bad = uint64_t{1} << 62;
+  int fd = ::open(tp.path().c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, &bad, 8, 88), 8);
+  ::close(fd);
+  std::string out;
+  EXPECT_EQ(run_pmindex({"info", "--pool", tp.path()}, &out), 0);
+  EXPECT_NE(out.find("not a time: 4611686018427387904"), std::string::npos) << out;
 }
 
 // persist, eadr and volatile share a layout: switching is allowed and
