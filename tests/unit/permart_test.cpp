@@ -351,6 +351,46 @@ TEST_P(PermArtReopen, ReopenCleanAndDirty) {
   }
 }
 
+// A clean pool whose damage left a slot tagged UNPERSISTED (a dirty open
+// untags every slot, a clean one trusts them): readers waited for a writer
+// that did not exist, forever (a lookup hung). Now errc::corrupt. In a
+// child with a deadline, so that a hang fails the test instead of hanging it.
+TEST_P(PermArtReopen, DamagedTagIsCorruptNotAHang) {
+  for (const char* keys : {"", "keys=bytes"}) {
+    SCOPED_TRACE(keys);
+    ::unlink(path_.c_str());
+    {
+      auto idx = open_idx(keys);
+      for (uint64_t k = 1; k < 100; ++k) {
+        if (*keys) ASSERT_TRUE(idx->insert(std::to_string(k), "v"));
+        else ASSERT_TRUE(idx->insert(k, k));
+      }
+      auto& p = idx->pool();
+      *(p.ptr<uint64_t>(p.root()) + 6) |= 1;  // root: header, magic, run, then the slot (node.hpp)
+      idx->close();
+    }
+    auto idx = open_idx(keys);
+    auto corrupt = [&](auto&& op) {
+      alarm(20);
+      try {
+        op();
+      } catch (const error& e) {
+        _exit(e.code() == errc::corrupt ? 0 : 2);
+      }
+      _exit(1);
+    };
+    std::string v;
+    record out[4];
+    if (*keys) {
+      EXPECT_EXIT(corrupt([&] { idx->lookup("5", &v); }), testing::ExitedWithCode(0), "") << "lookup";
+    } else {
+      EXPECT_EXIT(corrupt([&] { idx->lookup(5); }), testing::ExitedWithCode(0), "") << "lookup";
+      EXPECT_EXIT(corrupt([&] { idx->scan(0, 4, out); }), testing::ExitedWithCode(0), "") << "scan";
+    }
+    EXPECT_FALSE(idx->check().ok);
+  }
+}
+
 // A pool of the layout before in-place growth (sorted sparse nodes, bitmap
 // indirect nodes; its root's magic) gets errc::bad_version (exit code 5)
 // and a line that says to recreate it, not "corrupt" or a wrong answer.

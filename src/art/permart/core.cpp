@@ -91,6 +91,7 @@ void core::replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool reti
   h->stamp = sync::k_stamp_tbd;
   store_rel(&h->prev, old_raw);
   if (!mut_.on(mutant::publish_before_flush)) p_.fence();
+  common::marker_passes::section in(markers_, p_.thread_slot());  // until untagged
   store_rel(slot, new_raw | k_unpersisted);
   p_.flush(slot, 8);
   bool fence = !mut_.on(mutant::flush_without_fence);
@@ -104,6 +105,16 @@ void core::replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool reti
   p_.flush(slot, 8);
   sync::settle_stamp(&h->stamp, clock_);
   if (retire_old && old_raw) p_.retire(untag(old_raw));
+}
+
+void core::wait_tag(unsigned& spins, uint64_t* slot) const {
+  markers_.wait(spins, [&] { return load_acq(slot) & k_unpersisted; },
+                "permart: a slot tagged UNPERSISTED that no writer will untag (damaged pool)");
+}
+
+void core::wait_log(unsigned& spins, uint64_t* meta) const {
+  markers_.wait(spins, [&] { return load_acq(meta) & k_log_unpersisted; },
+                "permart: a log entry tagged UNPERSISTED that no writer will untag (damaged pool)");
 }
 
 void core::note_link(uint64_t raw, uint64_t key, std::string_view bkey) {

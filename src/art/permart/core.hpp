@@ -20,6 +20,7 @@
 #include "art/permart/permart.hpp"
 #include "art/permart/listed.hpp"
 #include "common/atomics.hpp"
+#include "common/marker_passes.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -289,9 +290,18 @@ class core {
   template <class L, class Slots, class Records>
   index_stats stats_of(Slots&& slots, Records&& records, size_t dram_self);
 
+  // A reader's wait on a tagged slot or log entry: errc::corrupt if no
+  // writer will untag it (common/marker_passes.hpp). Out of line and cold:
+  // every level of every read inlines the test before it (core.cpp).
+  [[gnu::noinline, gnu::cold]] void wait_tag(unsigned& spins, uint64_t* slot) const;
+  [[gnu::noinline, gnu::cold]] void wait_log(unsigned& spins, uint64_t* meta) const;
+
   pm::pool& p_;
   root* root_ = nullptr;
   mutable sync::stamp_clock clock_;
+  // Writers' passes through the sections that hold a tag (replace, the
+  // in-place child, commit_log); mutable: const readers wait on it.
+  mutable common::marker_passes markers_;
   common::mutant_switch<mutant> mut_;
   bool log_ = false;  // PermART (2-Log): big leaves carry two log entries
   std::mutex notes_mu_;
@@ -319,14 +329,14 @@ bool core::each_child_from(header* n, unsigned from, F&& f) {
 inline uint64_t core::load_current(uint64_t* slot) const {
   uint64_t v;
   // A tagged slot may still be lost by a crash: wait for its writer.
-  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
+  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted;) wait_tag(spins, slot);
   if (v) sync::settle_stamp(&hdr(v)->stamp, clock_);
   return v;
 }
 
 inline uint64_t core::load_at(uint64_t* slot, uint64_t ts) const {
   uint64_t v;
-  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted; ++spins) sync::version_lock::backoff(spins);
+  for (unsigned spins = 0; (v = load_acq(slot)) & k_unpersisted;) wait_tag(spins, slot);
   while (v) {
     header* h = hdr(v);
     if (sync::settle_stamp(&h->stamp, clock_) <= ts) return is_link(v) ? 0 : v;
@@ -435,6 +445,7 @@ int core::add_child(header* n, unsigned b, Leaf&& leaf) {
   // neither. Tagged, so a reader that sees the count before it is durable
   // waits (as for replace's swing).
   keys[c] = uint8_t(b);
+  common::marker_passes::section in(markers_, p_.thread_slot());
   store_rel(&slots[c], l | k_unpersisted);
   p_.flush(&keys[c], 1);
   p_.flush(&slots[c], 8);
@@ -534,6 +545,7 @@ unsigned core::view_of(header* h, typename L::pair_t* out, uint64_t ts, bool cur
 template <class E>
 void core::commit_log(E* e, uint64_t meta) {
   e->stamp = sync::k_stamp_tbd;
+  common::marker_passes::section in(markers_, p_.thread_slot());
   store_rel(&e->meta, meta | k_log_unpersisted);  // after key and value (release)
   p_.flush(e, sizeof(E));
   if (!mut_.on(mutant::flush_without_fence)) p_.fence();
@@ -547,8 +559,8 @@ unsigned core::apply_logs(E (&log)[2], P* out, unsigned n, uint64_t ts, bool cur
   for (auto& e : log) {
     uint64_t m;
     // An entry not yet durable may still be lost: wait for its writer.
-    for (unsigned spins = 0; (m = load_acq(&e.meta)) & k_log_unpersisted; ++spins)
-      sync::version_lock::backoff(spins);
+    for (unsigned spins = 0; (m = load_acq(&e.meta)) & k_log_unpersisted;)
+      wait_log(spins, &e.meta);
     if (!(m & k_log_valid)) break;  // entry 1 is used only after entry 0
     uint64_t s = sync::settle_stamp(&e.stamp, clock_);
     if (!current && s > ts) break;  // later than the snapshot (and so is entry 1)

@@ -1,0 +1,76 @@
+// Whether a commit marker a reader waits on has a writer to clear it.
+//
+// Some indexes publish a word with a COMMIT MARKER (PermART: a slot's or a
+// log entry's UNPERSISTED tag) set while it is not yet durable, and readers
+// wait until the writer clears it, a flush and a fence later. A clean close
+// leaves no marker and a dirty open clears them all; a damaged clean pool
+// may still hold one, and a reader then waited for a writer that did not
+// exist: forever (`pmindex verify` of such a pool hung; session 52).
+//
+// So each writer counts its passes through the sections in which it holds
+// a marker, on its pool thread slot's own line (odd: inside), and a reader
+// that has waited long asks whether any writer was inside while it read the
+// marker again. None was: the marker is damage (errc::corrupt). The
+// writer's cost is two stores to its own line per section; the reader reads
+// every slot's counter, twice, only after thousands of waits.
+//
+// Why it is sound: a writer raises its count before it stores a marker
+// (release) and raises it again after it cleared it (release). A reader
+// that reads every count even, then the marker set, then the same counts,
+// read the marker while no section was open; a marker a finished section
+// stored was cleared before that section's count was raised.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "pmindex/error.hpp"
+#include "pmindex/sync/epoch.hpp"
+#include "pmindex/sync/version_lock.hpp"
+
+namespace pmindex::common {
+
+class marker_passes {
+ public:
+  static constexpr uint32_t k_slots = sync::epoch_manager::k_max_slots;  // pool thread slots
+
+  marker_passes() : n_(new counter[k_slots]) {}
+
+  // A writer's section (slot: pool::thread_slot()); not nested.
+  class section {
+   public:
+    section(marker_passes& m, uint32_t slot) noexcept : c_(m.n_[slot].n) {
+      c_.store(c_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // ordered by the marker's release
+    }
+    ~section() { c_.store(c_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+    section(const section&) = delete;
+    section& operator=(const section&) = delete;
+
+   private:
+    std::atomic<uint64_t>& c_;
+  };
+
+  // One step of a reader's wait while a marker is set; still_set() reads it
+  // again. Throws errc::corrupt (`what`) when no writer was inside.
+  template <class StillSet>
+  void wait(unsigned& spins, StillSet&& still_set, const char* what) const {
+    sync::version_lock::backoff(spins);
+    if (++spins % 4096) return;
+    uint64_t before[k_slots];
+    for (uint32_t i = 0; i < k_slots; ++i)
+      if ((before[i] = n_[i].n.load(std::memory_order_acquire)) & 1) return;  // a writer is inside
+    if (!still_set()) return;
+    for (uint32_t i = 0; i < k_slots; ++i)
+      if (n_[i].n.load(std::memory_order_acquire) != before[i]) return;
+    throw error(errc::corrupt, what);
+  }
+
+ private:
+  struct alignas(64) counter {
+    std::atomic<uint64_t> n{0};
+  };
+  std::unique_ptr<counter[]> n_;
+};
+
+}  // namespace pmindex::common
