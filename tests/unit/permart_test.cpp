@@ -17,6 +17,7 @@
 #include "testing/snapshot_check.hpp"
 #include "oracle.hpp"
 #include "permart_params.hpp"
+#include "substrate_util.hpp"
 #include "test_seed.hpp"
 
 namespace pmindex {
@@ -370,15 +371,7 @@ TEST_P(PermArtReopen, DamagedTagIsCorruptNotAHang) {
       idx->close();
     }
     auto idx = open_idx(keys);
-    auto corrupt = [&](auto&& op) {
-      alarm(20);
-      try {
-        op();
-      } catch (const error& e) {
-        _exit(e.code() == errc::corrupt ? 0 : 2);
-      }
-      _exit(1);
-    };
+    auto corrupt = [](auto&& op) { test::exit_0_if_corrupt(op); };
     std::string v;
     record out[4];
     if (*keys) {

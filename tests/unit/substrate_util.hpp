@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pmindex/error.hpp"
 #include "test_seed.hpp"
 
 namespace pmindex::test {
@@ -66,5 +67,20 @@ inline int run_pmindex(const std::vector<std::string>& args, std::string* out = 
   return 128 + WTERMSIG(status);
 }
 
+
+// For a death test (EXPECT_EXIT(..., ExitedWithCode(0), "")): runs op in
+// the child under a deadline of `seconds` (a hang dies of SIGALRM) and exits
+// 0 if it threw errc::corrupt, 2 on another pmindex::error, 1 if it
+// returned.
+template <class Op>
+[[noreturn]] void exit_0_if_corrupt(Op&& op, unsigned seconds = 20) {
+  alarm(seconds);
+  try {
+    op();
+  } catch (const error& e) {
+    _exit(e.code() == errc::corrupt ? 0 : 2);
+  }
+  _exit(1);
+}
 
 }  // namespace pmindex::test
