@@ -8,17 +8,24 @@
 // exist: forever (`pmindex verify` of such a pool hung; session 52).
 //
 // So each writer counts its passes through the sections in which it holds
-// a marker, on its pool thread slot's own line (odd: inside), and a reader
-// that has waited long asks whether any writer was inside while it read the
-// marker again. None was: the marker is damage (errc::corrupt). The
-// writer's cost is two stores to its own line per section; the reader reads
-// every slot's counter, twice, only after thousands of waits.
+// a marker, on its pool thread slot's own line, and a reader that has
+// waited long asks whether any writer was inside while it read the marker
+// again. None was: the marker is damage (errc::corrupt). The writer's cost
+// is two stores to its own line per section; the reader reads every slot's
+// counter, twice, only after thousands of waits.
+//
+// A held lock in a pool word is such a marker too (PermART's node locks: a
+// clean open trusts them), and a writer holds several at once: sections
+// nest. The waiter's own slot is left out: it may be inside a section of
+// its own (it holds the parent's lock), and no thread waits for a marker
+// that only it could clear.
 //
 // Why it is sound: a writer raises its count before it stores a marker
 // (release) and raises it again after it cleared it (release). A reader
-// that reads every count even, then the marker set, then the same counts,
-// read the marker while no section was open; a marker a finished section
-// stored was cleared before that section's count was raised.
+// that reads every other count outside a section, then the marker set, then
+// the same counts, read the marker while no section was open; a marker a
+// finished section stored was cleared before that section's count was
+// raised.
 #pragma once
 
 #include <atomic>
@@ -37,13 +44,14 @@ class marker_passes {
 
   marker_passes() : n_(new counter[k_slots]) {}
 
-  // A writer's section (slot: pool::thread_slot()); not nested.
+  // A writer's section (slot: pool::thread_slot()); sections nest.
   class section {
    public:
     section(marker_passes& m, uint32_t slot) noexcept : c_(m.n_[slot].n) {
-      c_.store(c_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // ordered by the marker's release
+      c_.store(c_.load(std::memory_order_relaxed) + k_pass + 1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_release);  // before the marker (a lock's CAS is acquire only)
     }
-    ~section() { c_.store(c_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+    ~section() { c_.store(c_.load(std::memory_order_relaxed) + k_pass - 1, std::memory_order_release); }
     section(const section&) = delete;
     section& operator=(const section&) = delete;
 
@@ -51,22 +59,25 @@ class marker_passes {
     std::atomic<uint64_t>& c_;
   };
 
-  // One step of a reader's wait while a marker is set; still_set() reads it
-  // again. Throws errc::corrupt (`what`) when no writer was inside.
+  // One step of a wait (`spins`: its steps so far) while a marker is set;
+  // still_set() reads it again. Throws errc::corrupt (`what`) when no writer
+  // but the waiter (`own`: its slot) was inside.
   template <class StillSet>
-  void wait(unsigned& spins, StillSet&& still_set, const char* what) const {
+  void wait(unsigned& spins, StillSet&& still_set, const char* what, uint32_t own) const {
     sync::version_lock::backoff(spins);
     if (++spins % 4096) return;
     uint64_t before[k_slots];
     for (uint32_t i = 0; i < k_slots; ++i)
-      if ((before[i] = n_[i].n.load(std::memory_order_acquire)) & 1) return;  // a writer is inside
+      if (i != own && ((before[i] = n_[i].n.load(std::memory_order_acquire)) & k_depth)) return;  // one is inside
     if (!still_set()) return;
     for (uint32_t i = 0; i < k_slots; ++i)
-      if (n_[i].n.load(std::memory_order_acquire) != before[i]) return;
+      if (i != own && n_[i].n.load(std::memory_order_acquire) != before[i]) return;
     throw error(errc::corrupt, what);
   }
 
  private:
+  // A slot's word: the sections open (low bits), then the passes.
+  static constexpr uint64_t k_pass = uint64_t{1} << 16, k_depth = k_pass - 1;
   struct alignas(64) counter {
     std::atomic<uint64_t> n{0};
   };

@@ -384,6 +384,48 @@ TEST_P(PermArtReopen, DamagedTagIsCorruptNotAHang) {
   }
 }
 
+// The same for a node's version lock: a dirty open clears every lock, a
+// clean one trusts them, so a damaged clean pool with a lock bit set made
+// the first writer to reach that node spin forever, and one with the
+// obsolete bit set made it restart forever (an obsolete node is always
+// unlinked before it is marked). Both are now errc::corrupt.
+TEST_P(PermArtReopen, DamagedLockIsCorruptNotAHang) {
+  for (const char* keys : {"", "keys=bytes"})
+    for (uint32_t bit : {1u, 2u}) {  // sync::version_lock: locked, obsolete
+      SCOPED_TRACE(std::string(keys) + (bit == 1 ? " locked" : " obsolete"));
+      ::unlink(path_.c_str());
+      {
+        auto idx = open_idx(keys);
+        for (uint64_t k = 1; k < 100; ++k) {
+          if (*keys) ASSERT_TRUE(idx->insert(std::to_string(k), "v"));
+          else ASSERT_TRUE(idx->insert(k, k));
+        }
+        auto& p = idx->pool();
+        // The root's slot (node.hpp) names the top node, an inner node:
+        // its header's lock word at byte 24, its kind (leaf = 2) at 28.
+        char* top = p.ptr<char>(*(p.ptr<uint64_t>(p.root()) + 6));
+        ASSERT_NE(top[28], 2);
+        *reinterpret_cast<uint32_t*>(top + 24) |= bit;
+        idx->close();
+      }
+      auto idx = open_idx(keys);
+      auto corrupt = [](auto&& op) { test::exit_0_if_corrupt(op); };
+      // A key the top node has no child for: its writer locks the top node.
+      if (*keys)
+        EXPECT_EXIT(corrupt([&] { idx->insert(std::string_view("a"), std::string_view("v")); }),
+                    testing::ExitedWithCode(0), "");
+      else
+        EXPECT_EXIT(corrupt([&] { idx->insert(100, 100); }), testing::ExitedWithCode(0), "");
+      if (*keys) {
+        std::string v;
+        EXPECT_TRUE(idx->lookup("5", &v)) << "readers never take a lock";
+      } else {
+        EXPECT_EQ(idx->lookup(5), std::optional<uint64_t>(5)) << "readers never take a lock";
+      }
+      EXPECT_FALSE(idx->check().ok);
+    }
+}
+
 // A pool of the layout before in-place growth (sorted sparse nodes, bitmap
 // indirect nodes; its root's magic) gets errc::bad_version (exit code 5)
 // and a line that says to recreate it, not "corrupt" or a wrong answer.

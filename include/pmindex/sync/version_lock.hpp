@@ -4,7 +4,9 @@
 // rest a version counter bumped by every unlock. Readers never touch it.
 //
 // The word may live inside a persistent node; it is volatile state, so
-// recovery resets it to 0 (nothing held, not obsolete).
+// recovery resets it to 0 (nothing held, not obsolete). A clean open that
+// trusts such words must not wait forever on one a damaged pool holds
+// (PermART's node_lock: lock(wait) with a wait that can tell).
 #pragma once
 
 #include <immintrin.h>
@@ -25,13 +27,20 @@ class version_lock {
 
   // Spins until the lock is taken; false (not taken) if the node is obsolete.
   bool lock() noexcept {
-    for (unsigned spins = 0;; ++spins) {
+    return lock([](unsigned& spins) { backoff(spins++); });
+  }
+  // The same, with wait(spins) as each step of the wait (it counts the
+  // steps; it may give up by throwing, e.g. on a lock word in a damaged pool
+  // that no thread holds).
+  template <class Wait>
+  bool lock(Wait&& wait) {
+    for (unsigned spins = 0;;) {
       uint32_t v = w_.load(std::memory_order_acquire);
       if (v & k_obsolete) return false;
       if (!(v & k_locked) &&
           w_.compare_exchange_weak(v, v | k_locked, std::memory_order_acquire, std::memory_order_relaxed))
         return true;
-      backoff(spins);
+      wait(spins);
     }
   }
   void unlock() noexcept {

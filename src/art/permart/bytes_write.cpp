@@ -103,7 +103,7 @@ int bytes_tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, c
     return !(o == op::insert && found) && !((o == op::update || o == op::remove) && !found);
   };
   if (!decide()) return 0;  // nothing to do (no lock needed)
-  sync::version_guard lk(parent->lock);
+  node_lock lk(*this, parent);
   if (!lk.ok() || load_acq(slot) != raw) return -1;
   // Under the lock: a log leaf may have changed in place since; look again.
   if (leaf_logged(lh) && !decide()) return 0;

@@ -91,7 +91,6 @@ void core::replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool reti
   h->stamp = sync::k_stamp_tbd;
   store_rel(&h->prev, old_raw);
   if (!mut_.on(mutant::publish_before_flush)) p_.fence();
-  common::marker_passes::section in(markers_, p_.thread_slot());  // until untagged
   store_rel(slot, new_raw | k_unpersisted);
   p_.flush(slot, 8);
   bool fence = !mut_.on(mutant::flush_without_fence);
@@ -109,12 +108,29 @@ void core::replace(uint64_t* slot, uint64_t old_raw, uint64_t new_raw, bool reti
 
 void core::wait_tag(unsigned& spins, uint64_t* slot) const {
   markers_.wait(spins, [&] { return load_acq(slot) & k_unpersisted; },
-                "permart: a slot tagged UNPERSISTED that no writer will untag (damaged pool)");
+                "permart: a slot tagged UNPERSISTED that no writer will untag (damaged pool)",
+                p_.thread_slot());
 }
 
 void core::wait_log(unsigned& spins, uint64_t* meta) const {
   markers_.wait(spins, [&] { return load_acq(meta) & k_log_unpersisted; },
-                "permart: a log entry tagged UNPERSISTED that no writer will untag (damaged pool)");
+                "permart: a log entry tagged UNPERSISTED that no writer will untag (damaged pool)",
+                p_.thread_slot());
+}
+
+core::node_lock::node_lock(core& c, header* n) : in_(c.markers_, c.p_.thread_slot()), n_(n) {
+  ok_ = sync::version_lock(n->lock).lock([&](unsigned& spins) { c.wait_lock(spins, n); });
+  if (!ok_) met_obsolete(n);
+}
+
+void core::wait_lock(unsigned& spins, header* n) {
+  markers_.wait(spins, [&] { return sync::version_lock(n->lock).locked(); },
+                "permart: a node's lock is held by no writer (damaged pool)", p_.thread_slot());
+}
+
+void core::met_obsolete(const header* n) {
+  if (n == t_obsolete_) throw error(errc::corrupt, "permart: an obsolete node is still in the tree (damaged pool)");
+  t_obsolete_ = n;
 }
 
 void core::note_link(uint64_t raw, uint64_t key, std::string_view bkey) {
@@ -141,7 +157,7 @@ void core::note_link(uint64_t raw, uint64_t key, std::string_view bkey) {
 // may have loaded it just before.
 int core::clear_link(header* parent, uint64_t* slot, uint64_t raw, uint64_t stamp) {
   if (hdr(raw)->stamp > stamp) return 0;  // a younger link: its own note clears it
-  sync::version_guard lk(parent->lock);
+  node_lock lk(*this, parent);
   if (!lk.ok() || load_acq(slot) != raw) return -1;
   store_rel(slot, uint64_t{0});
   p_.retire(untag(raw));
@@ -188,7 +204,8 @@ std::string core::check_word(uint64_t* slot, header*& node) const {
   header* h = hdr(v);
   if (h->stamp == sync::k_stamp_tbd) return "unsettled stamp";
   if (h->stamp > now) return "node stamped in the future";
-  if (h->lock & 1) return "lock held";
+  if (h->lock & sync::version_lock::k_locked) return "lock held";
+  if (h->lock & sync::version_lock::k_obsolete) return "obsolete node in the tree";
   if (h->kind < uint8_t(kind::leaf) || h->kind > uint8_t(kind::full)) return "unknown node kind";
   node = h;
   return {};

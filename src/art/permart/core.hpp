@@ -159,6 +159,33 @@ class core {
   // waits for the remove reserve instead (it cannot fail for lack of room).
   template <class F>
   bool write_retry(bool remove, F&& try_write);
+  // A node's version lock (sync::version_lock), held inside a marker
+  // section. A dirty open clears every lock word, a clean one trusts them,
+  // so a damaged clean pool may hold a word locked or obsolete that no
+  // writer will ever change; the first writer to reach that node waited or
+  // restarted forever. Now errc::corrupt: a lock held while no other writer
+  // is inside a section (common/marker_passes.hpp), or the same node found
+  // obsolete twice under one pin (a node is unlinked before it is marked
+  // obsolete, and a pinned writer's new walk cannot reach it again).
+  class node_lock {
+   public:
+    node_lock(core& c, header* n);
+    ~node_lock() {
+      if (ok_) sync::version_lock(n_->lock).unlock();
+    }
+    node_lock(const node_lock&) = delete;
+    node_lock& operator=(const node_lock&) = delete;
+    bool ok() const { return ok_; }  // false: the node is obsolete (restart)
+    void unlock_obsolete() {
+      if (ok_) sync::version_lock(n_->lock).unlock_obsolete();
+      ok_ = false;
+    }
+
+   private:
+    common::marker_passes::section in_;
+    header* n_;
+    bool ok_;
+  };
   // Sets the pool's remove reserve aside: k_remove_reserve blocks of each
   // leaf shape of layout L (small, big, log leaf with 2-Log).
   template <class L>
@@ -295,12 +322,18 @@ class core {
   // every level of every read inlines the test before it (core.cpp).
   [[gnu::noinline, gnu::cold]] void wait_tag(unsigned& spins, uint64_t* slot) const;
   [[gnu::noinline, gnu::cold]] void wait_log(unsigned& spins, uint64_t* meta) const;
+  // node_lock's wait for a held lock, and its check of an obsolete node.
+  [[gnu::noinline, gnu::cold]] void wait_lock(unsigned& spins, header* n);
+  [[gnu::noinline, gnu::cold]] static void met_obsolete(const header* n);
+  static void forget_obsolete() { t_obsolete_ = nullptr; }  // at each pin of write_retry
+  static inline thread_local const header* t_obsolete_ = nullptr;  // the last one this thread met
 
   pm::pool& p_;
   root* root_ = nullptr;
   mutable sync::stamp_clock clock_;
-  // Writers' passes through the sections that hold a tag (replace, the
-  // in-place child, commit_log); mutable: const readers wait on it.
+  // Writers' passes through the sections that hold a tag or a lock: every
+  // node_lock (each tag is set and cleared under the lock of the slot's or
+  // the log entry's owner); mutable: const readers wait on it.
   mutable common::marker_passes markers_;
   common::mutant_switch<mutant> mut_;
   bool log_ = false;  // PermART (2-Log): big leaves carry two log entries
@@ -359,6 +392,7 @@ bool core::write_retry(bool remove, F&& try_write) {
   for (int attempt = 0;; ++attempt) {
     try {
       auto g = p_.pin();  // every block seen stays allocated (no ABA on slots)
+      forget_obsolete();
       for (;;) {
         int r = try_write();
         if (r >= 0) return r;
@@ -409,7 +443,7 @@ void core::keep_remove_reserve() {
 
 template <class Build>
 int core::install(header* parent, uint64_t* slot, uint64_t raw, bool retire_old, Build&& build) {
-  sync::version_guard lk(parent->lock);
+  node_lock lk(*this, parent);
   if (!lk.ok() || load_acq(slot) != raw) return -1;
   fresh_blocks fb(p_);
   uint64_t v = build(fb);
@@ -432,7 +466,7 @@ int core::add_child(header* n, unsigned b, Leaf&& leaf) {
   } else {
     return 0;  // a full node has a slot for every byte
   }
-  sync::version_guard ln(n->lock);
+  node_lock ln(*this, n);
   if (!ln.ok() || find_child(n, b)) return -1;
   const unsigned c = n->count;
   if (c >= cap) return 0;
@@ -445,7 +479,6 @@ int core::add_child(header* n, unsigned b, Leaf&& leaf) {
   // neither. Tagged, so a reader that sees the count before it is durable
   // waits (as for replace's swing).
   keys[c] = uint8_t(b);
-  common::marker_passes::section in(markers_, p_.thread_slot());
   store_rel(&slots[c], l | k_unpersisted);
   p_.flush(&keys[c], 1);
   p_.flush(&slots[c], 8);
@@ -465,9 +498,9 @@ template <class Leaf, class Build>
 int core::grow(header* parent, uint64_t* slot, uint64_t raw, unsigned b, Leaf&& leaf, Build&& build) {
   header* n = hdr(raw);
   if (int r = add_child(n, b, leaf); r != 0) return r;
-  sync::version_guard lp(parent->lock);
+  node_lock lp(*this, parent);
   if (!lp.ok() || load_acq(slot) != raw) return -1;
-  sync::version_guard ln(n->lock);
+  node_lock ln(*this, n);
   if (!ln.ok()) return -1;
   if (find_child(n, b)) return -1;  // another writer added it: look again
   entry e[257];
@@ -545,7 +578,6 @@ unsigned core::view_of(header* h, typename L::pair_t* out, uint64_t ts, bool cur
 template <class E>
 void core::commit_log(E* e, uint64_t meta) {
   e->stamp = sync::k_stamp_tbd;
-  common::marker_passes::section in(markers_, p_.thread_slot());
   store_rel(&e->meta, meta | k_log_unpersisted);  // after key and value (release)
   p_.flush(e, sizeof(E));
   if (!mut_.on(mutant::flush_without_fence)) p_.fence();

@@ -10,8 +10,6 @@
 
 namespace pmindex::art::permart::detail {
 
-using sync::version_guard;
-
 bool tree::write(op o, uint64_t key, uint64_t value) {
   bool r = write_retry(o == op::remove, [&] { return try_write(o, key, value); });
   if (links_noted()) clear_noted_links(false);
@@ -91,7 +89,7 @@ int tree::write_leaf(op o, header* parent, uint64_t* slot, uint64_t raw, uint64_
   unsigned cnt, i;
   bool found;
   if (!decide(cnt, i, found)) return 0;  // nothing to do (no lock needed)
-  version_guard lk(parent->lock);
+  node_lock lk(*this, parent);
   if (!lk.ok() || load_acq(slot) != raw) return -1;
   // Under the lock: a log leaf may have changed in place since; look again.
   if (leaf_logged(lh) && !decide(cnt, i, found)) return 0;
