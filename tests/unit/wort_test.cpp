@@ -19,6 +19,7 @@
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "oracle.hpp"
+#include "substrate_util.hpp"
 #include "test_seed.hpp"
 #include "wort_test_params.hpp"
 
@@ -343,6 +344,63 @@ TEST_P(Wort, TwoThreads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Wort, test::wort_all_modes(), test::wort_param_name);
+
+// A WORT node learns a prefix its header does not hold (u64: past 12
+// digits; bytes: any) from a leaf below it: check() and writers walk to its
+// smallest leaf. In a damaged clean pool that walk met a node with no child
+// left: check() (pmindex verify) dereferenced a null leaf (u64), and a
+// writer restarted forever (both). Now errc::corrupt.
+TEST(WortDamage, LongPrefixWithNoLeafBelowIsCorrupt) {
+  const std::string path = "/dev/shm/e-wortdmg-" + std::to_string(getpid()) + ".pool";
+  for (bool bytes : {false, true}) {
+    SCOPED_TRACE(bytes ? "keys=bytes" : "keys=u64");
+    ::unlink(path.c_str());
+    options o;
+    o.index = "wort";
+    o.pool_path = path;
+    o.pool_size = 32 << 20;
+    o.quiet = true;
+    if (bytes) o.params = "keys=bytes";
+    {
+      auto idx = open(o);
+      // The top node has 13 prefix digits, more than its header stores
+      // (u64: 12, bytes: 8), and branches on digit 13. u64: 1111111111111;
+      // bytes: "prefix" and the high half of '1'. Below its digit 1: a
+      // node of two leaves.
+      if (bytes) {
+        for (const char* k : {"prefix1a", "prefix1b", "prefix2"}) ASSERT_TRUE(idx->insert(std::string_view(k), "v"));
+      } else {
+        for (uint64_t k : {0x1111111111111100ull, 0x1111111111111101ull, 0x1111111111111200ull})
+          ASSERT_TRUE(idx->insert(k, k));
+      }
+      auto& p = idx->pool();
+      using art::detail::node_direct, art::detail::off_of;
+      auto* top = p.ptr<node_direct<16>>(off_of(p.ptr<art::detail::root_block>(p.root())->child));
+      // The header's prefix length: bits 8..15 (u64), 16..31 (bytes; layout.hpp, bytes_layout.hpp).
+      ASSERT_EQ(bytes ? (top->header >> 16) & 0xffff : art::detail::decode(top->header).plen, 13u);
+      uint64_t low = top->child[1];
+      ASSERT_EQ(art::detail::kind_of(low), art::detail::k_direct);
+      auto* n = p.ptr<node_direct<16>>(off_of(low));
+      for (auto& c : n->child) c = 0;  // the damage: its leaves are gone
+      idx->close();
+    }
+    auto idx = open(o);
+    auto corrupt = [](auto&& op) { test::exit_0_if_corrupt(op); };
+    EXPECT_EXIT(corrupt([&] {
+                  if (!idx->check().ok) throw error(errc::corrupt, "check failed");
+                }),
+                testing::ExitedWithCode(0), "")
+        << "check";
+    if (bytes)
+      EXPECT_EXIT(corrupt([&] { idx->insert(std::string_view("prefix3"), std::string_view("v")); }),
+                  testing::ExitedWithCode(0), "")
+          << "insert";
+    else
+      EXPECT_EXIT(corrupt([&] { idx->insert(0x1111111111111102ull, 1); }), testing::ExitedWithCode(0), "")
+          << "insert";
+  }
+  ::unlink(path.c_str());
+}
 
 #ifdef PMINDEX_MUTANTS
 // The state a crash leaves in a WORT/WOART prefix split between the header

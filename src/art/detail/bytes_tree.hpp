@@ -134,6 +134,9 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
     bool full;       // no_child: w is full
   };
   bool locate(std::string_view key, spot& s);
+  // As art_index::confirm_leaf_below: a writer's walk to a leaf below a
+  // node (for its prefix) found none; errc::corrupt if that is damage.
+  [[gnu::cold, gnu::noinline]] void confirm_leaf_below(std::string_view key);
   bool put(std::string_view key, std::string_view value, bool overwrite);
   uint64_t new_leaf(pending_blocks& pb, std::string_view key, std::string_view value);
 

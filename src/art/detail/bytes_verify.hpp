@@ -39,14 +39,8 @@ std::string art_bytes_index<P>::check_tree(int64_t& n) {
     if (err.empty()) err = std::move(m);
   };
   // A damaged pool may name anything: a node word is followed only when its
-  // block is allocated, of its kind's size, and its contents validate; a
-  // leaf only when its block holds its lengths.
-  auto node_ok = [&](uint64_t w) {
-    uint64_t off = off_of(w);
-    return p_.is_allocated(off) && kind_valid(kind_of(w)) && off % 64 == 0 &&
-           p_.block_size(off) >= node_size(kind_of(w)) &&
-           !visit(w, [&](auto ops, auto* nd) { return ops.validate(nd); });
-  };
+  // block is allocated, of its kind's size, and its contents validate
+  // (kit::node_ok); a leaf only when its block holds its lengths.
   auto leaf_ok = [&](uint64_t lw) {
     uint64_t off = off_of(lw);
     if (!p_.is_allocated(off)) return false;
@@ -55,12 +49,7 @@ std::string art_bytes_index<P>::check_tree(int64_t& n) {
   };
   // kit::min_leaf_word with every word on the way checked (0 if one is bad).
   auto checked_min_leaf = [&](uint64_t w) -> uint64_t {
-    for (unsigned steps = 0; w && !is_leaf(w); ++steps) {
-      if (steps > k_max_digits + 1 || !node_ok(w)) return 0;
-      uint64_t next = 0;
-      kit::for_each_entry(w, [&](unsigned, uint64_t* s) { return (next = *s), true; });
-      w = next;
-    }
+    w = kit::checked_min_leaf_word(w, k_max_digits + 2);
     return w && leaf_ok(w) ? w : 0;
   };
   auto enter = [&](uint64_t w, unsigned pos, unsigned d, bool, walk_frame& f) {

@@ -53,7 +53,7 @@ bool art_bytes_index<P>::locate(std::string_view key, spot& s) {
         torn = !l;
         return l ? leaf_key(l) : std::string_view();
       });
-      if (torn) return false;
+      if (torn) return confirm_leaf_below(key), false;
       if (s.diff < b) return s.what = spot::mismatch, true;
     }
     // The end-of-key word (the key's leaf, or empty for it), or a child.
@@ -70,6 +70,27 @@ bool art_bytes_index<P>::locate(std::string_view key, spot& s) {
   return true;
 }
 
+template <class P>
+void art_bytes_index<P>::confirm_leaf_below(std::string_view key) {
+  const uint32_t slot = p_.thread_slot();
+  const unsigned len = dg::length(key);
+  gate_.exit(slot);
+  {
+    common::writer_gate::closed no_writers(gate_);
+    uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
+    for (unsigned steps = 0; w && !is_leaf(w) && steps <= k_max_digits + 1; ++steps) {
+      if (!kit::node_ok(w)) throw error(errc::corrupt, std::string(P::k_name) + ": a bad node word (damaged pool)");
+      header h = hdr(w);
+      if (h.plen && !kit::checked_min_leaf_word(w, k_max_digits + 2))
+        throw error(errc::corrupt, std::string(P::k_name) + ": a node with no leaf below it (damaged pool)");
+      const unsigned b = h.depth + h.plen;
+      uint64_t* s = b <= len ? entry(w, dg::at_or_end(key, b)) : nullptr;
+      w = s ? __atomic_load_n(s, __ATOMIC_ACQUIRE) : 0;
+    }
+  }
+  gate_.enter(slot);
+}
+
 // insert (overwrite = false) and upsert: true if the key was absent.
 template <class P>
 bool art_bytes_index<P>::put(std::string_view key, std::string_view value, bool overwrite) {
@@ -78,7 +99,9 @@ bool art_bytes_index<P>::put(std::string_view key, std::string_view value, bool 
   writer_scope ws(p_, gate_);
   pending_blocks pb(p_);  // frees what it allocated unless committed
   uint64_t lw = 0;
+  bool leafless = false;  // (looked into with no lock held: the next round)
   for (;;) {
+    if (leafless) confirm_leaf_below(key), leafless = false;
     spot s;
     if (!locate(key, s)) continue;
     if (s.what == spot::present && !overwrite) {
@@ -117,7 +140,10 @@ bool art_bytes_index<P>::put(std::string_view key, std::string_view value, bool 
         // The key leaves w's prefix at `diff` (another digit, or its end).
         unsigned b = s.pos + hdr(s.w).plen, diff = s.diff;
         uint64_t rl = kit::min_leaf_word(s.w);  // any leaf below holds w's prefix
-        if (!rl) continue;                       // (a word below cleared under the walk)
+        if (!rl) {                               // (a word below cleared under the walk)
+          leafless = true;
+          continue;
+        }
         std::string_view ref = leaf_key(rl);
         kit::split(pb, s.slot, s.w, dg::make_header(s.pos, diff - s.pos, key),
                    dg::make_header(diff + 1, b - diff - 1, ref), dg::at(ref, diff), dg::at_or_end(key, diff),

@@ -193,6 +193,27 @@ class node_kit {
     }
     return w;
   }
+  // A node word from a pool that may be damaged is followed only when its
+  // block is allocated, of its kind's size, and its contents validate.
+  bool node_ok(uint64_t w) {
+    uint64_t off = off_of(w);
+    return p_.is_allocated(off) && kind_valid(kind_of(w)) && off % 64 == 0 &&
+           p_.block_size(off) >= node_size(kind_of(w)) &&
+           !visit(w, [&](auto ops, auto* nd) { return ops.validate(nd); });
+  }
+  // min_leaf_word for a walk that must not trust the pool (check(); a
+  // writer's second look with every writer shut out): each node checked,
+  // at most `steps` nodes; 0 if a word is bad or no leaf is below. The
+  // leaf's block is allocated; its contents are the caller's to check.
+  uint64_t checked_min_leaf_word(uint64_t w, unsigned steps) {
+    for (unsigned i = 0; w && !is_leaf(w); ++i) {
+      if (i == steps || !node_ok(w)) return 0;
+      uint64_t next = 0;
+      for_each_entry(w, [&](unsigned, uint64_t* s) { return (next = *s), true; });
+      w = next;
+    }
+    return w && p_.is_allocated(off_of(w)) ? w : 0;
+  }
   uint64_t max_leaf_word(uint64_t w) {
     while (w && !is_leaf(w)) {
       uint64_t next = 0;

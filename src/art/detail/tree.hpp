@@ -99,6 +99,14 @@ class art_index final : public u64_index, node_kit<P, false> {
     return *ref = (key & ~m) | (l->key & m), true;
   }
 
+  // A writer's walk to a node's smallest leaf found none (ref_key false):
+  // a word cleared beside it (restart), or a damaged pool, whose node with
+  // no leaf below sent the writer round forever (writers unlink a node
+  // before it empties). Looks again with every writer shut out (the race
+  // is rare): errc::corrupt if a node on key's path has no valid leaf
+  // below. The caller holds no node lock (others would wait inside).
+  [[gnu::cold, gnu::noinline]] void confirm_leaf_below(uint64_t key);
+
   // --- the descent of readers and writers (node_locks.hpp)
   // false: the descent met a concurrent change (restart). With `path`,
   // notes each node passed (path[j]) and the lock guarding the word it hangs

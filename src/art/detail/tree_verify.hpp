@@ -62,9 +62,11 @@ std::string art_index<P>::check_rec(uint64_t w, unsigned pos, uint64_t path_key,
     path_key |= h.prefix << (64 - P::k_span * (pos + ns));
     path_mask |= dg::mask(pos, pos + ns);
   }
-  if (h.plen > ns) {
+  if (h.plen > ns) {  // the rest of the prefix from a leaf below (none: damage)
+    uint64_t lw = kit::checked_min_leaf_word(w, dg::k_levels + 1);
+    if (!lw) return "node " + std::to_string(off) + " with no valid leaf below it";
     uint64_t m = dg::mask(pos + ns, b);
-    path_key |= min_leaf(w)->key & m;
+    path_key |= leaf_at(lw)->key & m;
     path_mask |= m;
   }
   std::string e;

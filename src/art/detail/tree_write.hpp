@@ -37,6 +37,26 @@
 
 namespace pmindex::art::detail {
 
+template <class P>
+void art_index<P>::confirm_leaf_below(uint64_t key) {
+  const uint32_t slot = p_.thread_slot();
+  gate_.exit(slot);
+  {
+    common::writer_gate::closed no_writers(gate_);
+    uint64_t w = __atomic_load_n(&root_->child, __ATOMIC_ACQUIRE);
+    for (unsigned steps = 0; w && !is_leaf(w) && steps < dg::k_levels; ++steps) {
+      if (!kit::node_ok(w)) throw error(errc::corrupt, std::string(P::k_name) + ": a bad node word (damaged pool)");
+      header h = hdr(w);
+      if (h.plen > dg::k_stored && !kit::checked_min_leaf_word(w, dg::k_levels + 1))
+        throw error(errc::corrupt, std::string(P::k_name) + ": a node with no leaf below it (damaged pool)");
+      const unsigned b = h.depth + h.plen;
+      uint64_t* s = b < dg::k_levels ? find(w, dg::at(key, b)) : nullptr;
+      w = s ? __atomic_load_n(s, __ATOMIC_ACQUIRE) : 0;
+    }
+  }
+  gate_.enter(slot);
+}
+
 // [[gnu::flatten]] (insert, remove): everything they call is inlined, as it
 // was before the node-level commits moved to nodes.hpp; left to itself GCC
 // outlined pool::fence/flush/store_persist there (+2% instructions per WORT
@@ -75,6 +95,7 @@ template <class P>
       unsigned b = pos + h.plen;
       if (h.plen) {
         if (!ref_key(w, h, key, &ref)) {
+          confirm_leaf_below(key);
           what = restart;
           break;
         }
