@@ -13,7 +13,11 @@
 // typed error, 11 also when check() finds the damage). A signal
 // (SIGSEGV, an assert's SIGABRT) is a crash, the deadline a hang, any
 // exception that is not a pmindex::error an untyped failure: each fails the
-// run with the --seed/--case that reproduces it.
+// run with the --seed/--case that finds it again. The same damage lands on
+// the same bytes, but pristine pools differ run to run in their creation
+// time and, for indexes with background threads (DPTree's merges,
+// PACTree's SMO thread), in their layout: --keep DIR saves each failing
+// case's pool, which --replay runs again exactly.
 //
 //   pmindex damagetest --index I|all [--cases N] [--seed S] [--keys K] [--params P (one index)]
 //                      [--case C] [--timeout SEC] [--keep DIR] [--verbose]
@@ -428,7 +432,8 @@ int cmd_damagetest(args& a) {
     failures += bad;
   }
   if (failures) {
-    std::printf("damagetest: %" PRIu64 " crashes, hangs or untyped errors\n", failures);
+    std::printf("damagetest: %" PRIu64 " crashes, hangs or untyped errors%s\n", failures,
+                keep.empty() ? " (--keep DIR saves each failing pool; --replay FILE runs one again exactly)" : "");
     return static_cast<int>(errc::failure);
   }
   std::printf("damagetest: ok\n");
