@@ -140,7 +140,22 @@ class PermArt : public testing::TestWithParam<param> {
   std::map<uint64_t, uint64_t> ref_;
 };
 // Suites for the tests that apply to some parameters only.
-class PermArtReopen : public PermArt {};  // pools that reopen (not dram)
+class PermArtReopen : public PermArt {  // pools that reopen (not dram)
+ protected:
+  // A fresh pool (`keys`: its params) holding keys 1..99, damaged by
+  // damage(pool) and closed cleanly.
+  template <class Damage>
+  void make_damaged(const char* keys, Damage&& damage) {
+    ::unlink(path_.c_str());
+    auto idx = open_idx(keys);
+    for (uint64_t k = 1; k < 100; ++k) {
+      if (*keys) ASSERT_TRUE(idx->insert(std::to_string(k), "v"));
+      else ASSERT_TRUE(idx->insert(k, k));
+    }
+    damage(idx->pool());
+    idx->close();
+  }
+};
 class PermArtDram : public PermArt {};    // one mode is enough
 class PermArtTwoLog : public PermArt {};  // 2-Log only
 
@@ -359,17 +374,9 @@ TEST_P(PermArtReopen, ReopenCleanAndDirty) {
 TEST_P(PermArtReopen, DamagedTagIsCorruptNotAHang) {
   for (const char* keys : {"", "keys=bytes"}) {
     SCOPED_TRACE(keys);
-    ::unlink(path_.c_str());
-    {
-      auto idx = open_idx(keys);
-      for (uint64_t k = 1; k < 100; ++k) {
-        if (*keys) ASSERT_TRUE(idx->insert(std::to_string(k), "v"));
-        else ASSERT_TRUE(idx->insert(k, k));
-      }
-      auto& p = idx->pool();
+    ASSERT_NO_FATAL_FAILURE(make_damaged(keys, [](pm::pool& p) {
       *(p.ptr<uint64_t>(p.root()) + 6) |= 1;  // root: header, magic, run, then the slot (node.hpp)
-      idx->close();
-    }
+    }));
     auto idx = open_idx(keys);
     auto corrupt = [](auto&& op) { test::exit_0_if_corrupt(op); };
     std::string v;
@@ -393,21 +400,13 @@ TEST_P(PermArtReopen, DamagedLockIsCorruptNotAHang) {
   for (const char* keys : {"", "keys=bytes"})
     for (uint32_t bit : {1u, 2u}) {  // sync::version_lock: locked, obsolete
       SCOPED_TRACE(std::string(keys) + (bit == 1 ? " locked" : " obsolete"));
-      ::unlink(path_.c_str());
-      {
-        auto idx = open_idx(keys);
-        for (uint64_t k = 1; k < 100; ++k) {
-          if (*keys) ASSERT_TRUE(idx->insert(std::to_string(k), "v"));
-          else ASSERT_TRUE(idx->insert(k, k));
-        }
-        auto& p = idx->pool();
+      ASSERT_NO_FATAL_FAILURE(make_damaged(keys, [&](pm::pool& p) {
         // The root's slot (node.hpp) names the top node, an inner node:
         // its header's lock word at byte 24, its kind (leaf = 2) at 28.
         char* top = p.ptr<char>(*(p.ptr<uint64_t>(p.root()) + 6));
         ASSERT_NE(top[28], 2);
         *reinterpret_cast<uint32_t*>(top + 24) |= bit;
-        idx->close();
-      }
+      }));
       auto idx = open_idx(keys);
       auto corrupt = [](auto&& op) { test::exit_0_if_corrupt(op); };
       // A key the top node has no child for: its writer locks the top node.
