@@ -235,7 +235,7 @@ class canary_bytes final : public bytes_index {
 
   pm::pool& p_;
   broot* root_ = nullptr;
-  writer_mutex wmu_;
+  writer_mutex wmu_{p_};
   std::atomic<int64_t> count_{-1};  // -1: not counted yet (clean open); read by stats()
   common::mutant_switch<mutant> mut_;
 };

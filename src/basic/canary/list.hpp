@@ -4,16 +4,15 @@
 // while the node at `off` sorts before the key sought.
 #pragma once
 
-#include <immintrin.h>
-
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 
 #include "basic/canary/node.hpp"
 #include "common/atomics.hpp"
+#include "common/marker_passes.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 
@@ -36,45 +35,33 @@ inline index_stats list_stats(pm::pool& p, int64_t records, size_t self_bytes) {
 // sets and clears each within one section. A damaged pool may hold a
 // marker no writer will clear (a dirty open clears them, a clean one
 // trusts them): readers waited forever (`damagetest --index canary`:
-// verify and lookups hung at its deadline). So a long wait asks whether any
-// writer was inside while the marker was read; if none was, the marker is
-// damage (errc::corrupt).
+// verify and lookups hung at its deadline). So the writer holds the mutex
+// inside a common::marker_passes section, and a long wait with no writer
+// inside while the marker was read is damage (errc::corrupt); so is a
+// marker met by the writer itself, which clears its own before it reads.
 class writer_mutex {
  public:
+  explicit writer_mutex(pm::pool& p) : p_(p) {}
   void lock() {
     mu_.lock();
-    owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-    passes_.fetch_add(1, std::memory_order_release);  // odd: inside (before any marker)
+    in_.emplace(passes_, p_.thread_slot());
   }
   void unlock() {
-    passes_.fetch_add(1, std::memory_order_release);  // even: its markers cleared
-    owner_.store(std::thread::id{}, std::memory_order_relaxed);
+    in_.reset();
     mu_.unlock();
   }
   // One step of a wait while a marker is set; still_set() reads it again.
   template <class StillSet>
   void wait(unsigned& spins, StillSet&& still_set) const {
-    if (++spins % 4096) {
-      _mm_pause();
-      return;
-    }
-    const uint64_t c = passes_.load(std::memory_order_acquire);
-    if (c & 1) {
-      // A writer is inside: it clears its marker, unless it is this thread,
-      // whose reads never meet a marker of its own.
-      if (owner_.load(std::memory_order_relaxed) == std::this_thread::get_id()) damaged();
-      return;
-    }
-    if (still_set() && passes_.load(std::memory_order_acquire) == c) damaged();
+    passes_.wait(spins, still_set, "canary: a commit marker is set that no writer will clear (damaged pool)",
+                 p_.thread_slot());
   }
 
  private:
-  [[noreturn]] static void damaged() {
-    throw error(errc::corrupt, "canary: a commit marker is set that no writer will clear (damaged pool)");
-  }
+  pm::pool& p_;
   std::mutex mu_;
-  std::atomic<uint64_t> passes_{0};  // writer sections entered + left
-  std::atomic<std::thread::id> owner_{};
+  common::marker_passes passes_;
+  std::optional<common::marker_passes::section> in_;  // the writer's, while it holds mu_
 };
 
 template <class Node>
