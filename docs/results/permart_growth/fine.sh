@@ -10,8 +10,9 @@ set -eu
 OUT=$1; shift; mkdir -p "$OUT"
 W=${WORKLOAD:-read100 read=0.5+update=0.5 insert=1 scan=1:100}
 # The binaries take turns at going first: round r starts at binary r mod n
-# (session 53: the first run of a pair was ~10% faster for 1-thread inserts,
-# whichever binary it was).
+# (session 53: one pair measured in both orders gave 0.90 and 1.17; an A/A
+# run of one binary twice showed no order effect, but noise of +-10% per
+# pair, so an order that never changes can hide in the median).
 n=$#
 for r in $(seq "${FIRST:-1}" "${ROUNDS:-5}"); do for w in $W; do
   k=$((r % n)); i=0; order=""
