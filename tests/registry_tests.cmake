@@ -141,11 +141,13 @@ foreach(_i RANGE ${_last})
   endif()
 
   # Damaged pools (bit flips, wild words, zeroed/garbage pages, truncation;
-  # clean and dirty pools; u64 and keys=bytes): info, verify and open + check
-  # + scan answer with an exit code, never a crash or a hang (per-case deadline).
-  _pm_test(damage_${_name} damage 900 ${PMINDEX_BIN} damagetest --index ${_name} --cases 200 --seed 21 ${_pp})
-  _pm_test(damage_${_name}_long "damage;long" 3600 ${PMINDEX_BIN} damagetest --index ${_name} --cases 3000 --seed 22
+  # clean and dirty pools; u64 and keys=bytes): info, verify, open + check
+  # + scan and open + check + writes (--writes) answer with an exit code,
+  # never a crash or a hang (per-case deadline).
+  _pm_test(damage_${_name} damage 900 ${PMINDEX_BIN} damagetest --index ${_name} --cases 200 --seed 21 --writes
            ${_pp})
+  _pm_test(damage_${_name}_long "damage;long" 3600 ${PMINDEX_BIN} damagetest --index ${_name} --cases 3000 --seed 22
+           --writes ${_pp})
 
   # Concurrent stress (scans checked for order and completeness).
   if(_concurrent)

@@ -20,7 +20,8 @@
 // case's pool, which --replay runs again exactly.
 //
 //   pmindex damagetest --index I|all [--cases N] [--seed S] [--keys K] [--params P (one index)]
-//                      [--case C] [--timeout SEC] [--keep DIR] [--verbose]
+//                      [--case C] [--timeout SEC] [--keep DIR] [--writes] [--verbose]
+// (--writes: a fourth step, open + check() + writes when check passes.)
 //   pmindex damagetest --index I --replay FILE [--bytes]   (a kept case, in process)
 #include <fcntl.h>
 #include <signal.h>
@@ -213,8 +214,8 @@ size_t damage(std::vector<char>& img, const pristine& p, int kind, rng& r, std::
   return len;
 }
 
-enum class step { info, verify, open_check_scan };
-const char* const k_step_names[] = {"info", "verify", "open+check+scan"};
+enum class step { info, verify, open_check_scan, open_check_write };
+const char* const k_step_names[] = {"info", "verify", "open+check+scan", "open+check+write"};
 
 // Child: open + check() + lookups + a full scan, through the Index API.
 int open_check_scan(const config& c, const std::string& path) {
@@ -262,6 +263,29 @@ int open_check_scan(const config& c, const std::string& path) {
   return 0;
 }
 
+// Child (--writes): open + check() + writes: a quarter of the keys updated,
+// as many new ones inserted, every eighth removed. check() is the gate for
+// writes too: damage it passes must not crash or hang a writer.
+int open_check_write(const config& c, const std::string& path) {
+  options o = open_options(c, path, pm::open_mode::must_exist);
+  o.params.clear();
+  auto idx = open(o);
+  if (!idx->check().ok) return static_cast<int>(errc::corrupt);
+  const uint64_t n = c.limited ? c.keys : c.keys + c.keys / 4;  // an index with a key limit: no new keys
+  for (uint64_t i = 0; i < n; ++i) {
+    const bool fresh = i >= c.keys, drop = !fresh && i % 8 == 0;
+    if (fresh || i % 4 == 1) {
+      if (c.bytes) idx->upsert(bkey(i), bvalue(i + 1));
+      else idx->upsert(ukey(c, i), i + 1);
+    } else if (drop) {
+      if (c.bytes) idx->remove(bkey(i));
+      else idx->remove(ukey(c, i));
+    }
+  }
+  idx->close();
+  return 0;
+}
+
 [[noreturn]] void run_step(const config& c, step s, const std::string& path, unsigned timeout, bool verbose) {
   alarm(timeout);
   if (!verbose) {
@@ -282,7 +306,8 @@ int open_check_scan(const config& c, const std::string& path) {
         rc = cmd_verify(a);
         break;
       }
-      default: rc = open_check_scan(c, path); break;
+      case step::open_check_scan: rc = open_check_scan(c, path); break;
+      default: rc = open_check_write(c, path); break;
     }
   } catch (const error& e) {
     std::fprintf(stderr, "pmindex: %s\n", e.what());
@@ -336,6 +361,7 @@ int cmd_damagetest(args& a) {
   unsigned timeout = static_cast<unsigned>(a.u64("timeout", 20, 1, 3600));
   std::string keep = a.str("keep", "");
   bool verbose = a.flag("verbose");
+  const int steps = a.flag("writes") ? 4 : 3;  // --writes: open + check + writes too
   // Debugging a failure: one saved file (--keep), open + check + scan in
   // this process (under a debugger), with the config of --index.
   std::string replay = a.str("replay", "");
@@ -351,6 +377,10 @@ int cmd_damagetest(args& a) {
     if (auto e = find_index(which)) c.limited = key_limit(*e, params) != 0;
     int rc = open_check_scan(c, replay);
     std::printf("damagetest --replay %s: open+check+scan exit %d\n", replay.c_str(), rc);
+    if (rc == 0 && steps == 4) {
+      rc = open_check_write(c, replay);
+      std::printf("damagetest --replay %s: open+check+write exit %d\n", replay.c_str(), rc);
+    }
     return rc;
   }
 
@@ -408,7 +438,7 @@ int cmd_damagetest(args& a) {
       img.assign(pr[d].image.begin(), pr[d].image.end());
       std::string what;
       size_t len = damage(img, pr[d], kind, r, what);
-      for (int s = 0; s < 3; ++s) {
+      for (int s = 0; s < steps; ++s) {
         write_file(path, img.data(), len);
         outcome o = wait_child(spawn([&] { run_step(c, static_cast<step>(s), path, timeout, verbose); }));
         ++answers[std::string(k_step_names[s]) + ": " + o.text];
