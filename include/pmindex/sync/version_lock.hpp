@@ -68,25 +68,4 @@ class version_lock {
   std::atomic_ref<uint32_t> w_;
 };
 
-// RAII holder: unlocks on scope exit unless released or made obsolete.
-class version_guard {
- public:
-  version_guard() = default;
-  explicit version_guard(uint32_t& word) noexcept : w_(&word) { ok_ = version_lock(word).lock(); }
-  version_guard(const version_guard&) = delete;
-  version_guard& operator=(const version_guard&) = delete;
-  ~version_guard() {
-    if (ok_) version_lock(*w_).unlock();
-  }
-  bool ok() const noexcept { return ok_; }
-  void unlock_obsolete() noexcept {
-    if (ok_) version_lock(*w_).unlock_obsolete();
-    ok_ = false;
-  }
-
- private:
-  uint32_t* w_ = nullptr;
-  bool ok_ = false;
-};
-
 }  // namespace pmindex::sync
