@@ -14,11 +14,16 @@
 // is two stores to its own line per section; the reader reads every slot's
 // counter, twice, only after thousands of waits.
 //
-// A held lock in a pool word is such a marker too (PermART's node locks: a
-// clean open trusts them), and a writer holds several at once: sections
-// nest. The waiter's own slot is left out: it may be inside a section of
-// its own (it holds the parent's lock), and no thread waits for a marker
-// that only it could clear.
+// A held lock in a pool word is such a marker too (PermART's node locks, the
+// lock words of ROART, PACTree and P-Masstree: a clean open trusts those of
+// its own generation), and a writer holds several at once: sections nest.
+// The waiter's own slot is left out: it may be inside a section of its own
+// (it holds the parent's lock), and no thread waits for a marker that only
+// it could clear. A thread that waits for a lock must not be inside a
+// section FOR that lock: two writers waiting on one damaged lock word would
+// each see the other inside and wait forever. So a section opens only when
+// the word was seen free, just before the CAS that takes it, and closes
+// again if the CAS fails; a waiter's count stays still while it waits.
 //
 // Why it is sound: a writer raises its count before it stores a marker
 // (release) and raises it again after it cleared it (release). A reader
@@ -44,19 +49,27 @@ class marker_passes {
 
   marker_passes() : n_(new counter[k_slots]) {}
 
-  // A writer's section (slot: pool::thread_slot()); sections nest.
-  class section {
+  // A writer's section (slot: pool::thread_slot()); sections nest. enter()
+  // before the marker is stored, leave() after it is cleared.
+  void enter(uint32_t slot) noexcept {
+    std::atomic<uint64_t>& c = n_[slot].n;
+    c.store(c.load(std::memory_order_relaxed) + k_pass + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);  // before the marker (a lock's CAS is acquire only)
+  }
+  void leave(uint32_t slot) noexcept {
+    std::atomic<uint64_t>& c = n_[slot].n;
+    c.store(c.load(std::memory_order_relaxed) + k_pass - 1, std::memory_order_release);
+  }
+  class section {  // RAII enter / leave
    public:
-    section(marker_passes& m, uint32_t slot) noexcept : c_(m.n_[slot].n) {
-      c_.store(c_.load(std::memory_order_relaxed) + k_pass + 1, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_release);  // before the marker (a lock's CAS is acquire only)
-    }
-    ~section() { c_.store(c_.load(std::memory_order_relaxed) + k_pass - 1, std::memory_order_release); }
+    section(marker_passes& m, uint32_t slot) noexcept : m_(m), slot_(slot) { m_.enter(slot_); }
+    ~section() { m_.leave(slot_); }
     section(const section&) = delete;
     section& operator=(const section&) = delete;
 
    private:
-    std::atomic<uint64_t>& c_;
+    marker_passes& m_;
+    uint32_t slot_;
   };
 
   // One step of a wait (`spins`: its steps so far) while a marker is set;

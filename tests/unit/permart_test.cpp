@@ -415,6 +415,18 @@ TEST_P(PermArtReopen, DamagedLockIsCorruptNotAHang) {
                     testing::ExitedWithCode(0), "");
       else
         EXPECT_EXIT(corrupt([&] { idx->insert(100, 100); }), testing::ExitedWithCode(0), "");
+      // Two writers waiting on the one word: each waited inside its own
+      // writer section, so each saw the other inside, forever (session 54).
+      EXPECT_EXIT(corrupt([&] {
+                    test::each_thread_corrupt(2, [&](unsigned i) {
+                      if (*keys)
+                        idx->insert(std::string(1, char('a' + i)), std::string_view("v"));
+                      else
+                        idx->insert(100 + i, 100);
+                    });
+                  }),
+                  testing::ExitedWithCode(0), "")
+          << "two writers";
       if (*keys) {
         std::string v;
         EXPECT_TRUE(idx->lookup("5", &v)) << "readers never take a lock";

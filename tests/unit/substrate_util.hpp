@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -81,6 +83,26 @@ template <class Op>
     _exit(e.code() == errc::corrupt ? 0 : 2);
   }
   _exit(1);
+}
+
+// Runs op(i) on n threads at once (i = 0..n-1); throws errc::corrupt if
+// each of them threw it. For exit_0_if_corrupt: writers that all wait on
+// one damaged lock word must each give up, not keep each other waiting.
+template <class Op>
+void each_thread_corrupt(unsigned n, Op&& op) {
+  std::atomic<unsigned> got{0};
+  std::vector<std::thread> ts;
+  for (unsigned i = 0; i < n; ++i)
+    ts.emplace_back([&, i] {
+      try {
+        op(i);
+      } catch (const error& e) {
+        if (e.code() == errc::corrupt) ++got;
+      }
+    });
+  for (auto& t : ts) t.join();
+  if (got != n) throw error(errc::failure, std::to_string(got.load()) + " of " + std::to_string(n) + " threads got corrupt");
+  throw error(errc::corrupt, "every thread");
 }
 
 }  // namespace pmindex::test

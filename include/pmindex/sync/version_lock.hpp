@@ -6,7 +6,7 @@
 // The word may live inside a persistent node; it is volatile state, so
 // recovery resets it to 0 (nothing held, not obsolete). A clean open that
 // trusts such words must not wait forever on one a damaged pool holds
-// (PermART's node_lock: lock(wait) with a wait that can tell).
+// (PermART's node_lock: load() and try_lock(), and a wait that can tell).
 #pragma once
 
 #include <immintrin.h>
@@ -27,21 +27,20 @@ class version_lock {
 
   // Spins until the lock is taken; false (not taken) if the node is obsolete.
   bool lock() noexcept {
-    return lock([](unsigned& spins) { backoff(spins++); });
-  }
-  // The same, with wait(spins) as each step of the wait (it counts the
-  // steps; it may give up by throwing, e.g. on a lock word in a damaged pool
-  // that no thread holds).
-  template <class Wait>
-  bool lock(Wait&& wait) {
-    for (unsigned spins = 0;;) {
+    for (unsigned spins = 0;; backoff(spins++)) {
       uint32_t v = w_.load(std::memory_order_acquire);
       if (v & k_obsolete) return false;
       if (!(v & k_locked) &&
           w_.compare_exchange_weak(v, v | k_locked, std::memory_order_acquire, std::memory_order_relaxed))
         return true;
-      wait(spins);
     }
+  }
+  // The word now, and one attempt to lock it from the free value v read
+  // from it (for a caller that must act between the two: PermART's
+  // node_lock opens a writer section only for a lock it may get).
+  uint32_t load() const noexcept { return w_.load(std::memory_order_acquire); }
+  bool try_lock(uint32_t v) noexcept {
+    return w_.compare_exchange_strong(v, v | k_locked, std::memory_order_acquire, std::memory_order_relaxed);
   }
   void unlock() noexcept {
     uint32_t v = w_.load(std::memory_order_relaxed);

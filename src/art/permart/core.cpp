@@ -118,9 +118,22 @@ void core::wait_log(unsigned& spins, uint64_t* meta) const {
                 p_.thread_slot());
 }
 
-core::node_lock::node_lock(core& c, header* n) : in_(c.markers_, c.p_.thread_slot()), n_(n) {
-  ok_ = sync::version_lock(n->lock).lock([&](unsigned& spins) { c.wait_lock(spins, n); });
-  if (!ok_) met_obsolete(n);
+core::node_lock::node_lock(core& c, header* n) : markers_(c.markers_), slot_(c.p_.thread_slot()), n_(n) {
+  sync::version_lock lk(n->lock);
+  for (unsigned spins = 0;;) {
+    const uint32_t v = lk.load();
+    if (v & sync::version_lock::k_obsolete) {
+      met_obsolete(n);
+      return;
+    }
+    if (v & sync::version_lock::k_locked) {
+      c.wait_lock(spins, n);  // outside a section: see common/marker_passes.hpp
+      continue;
+    }
+    markers_.enter(slot_);  // before the lock bit is stored
+    if ((ok_ = lk.try_lock(v))) return;
+    markers_.leave(slot_);
+  }
 }
 
 void core::wait_lock(unsigned& spins, header* n) {

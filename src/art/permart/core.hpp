@@ -160,7 +160,9 @@ class core {
   template <class F>
   bool write_retry(bool remove, F&& try_write);
   // A node's version lock (sync::version_lock), held inside a marker
-  // section. A dirty open clears every lock word, a clean one trusts them,
+  // section (opened once the word was seen free: a writer waits outside
+  // it, so two writers waiting on one damaged word do not keep each other
+  // waiting). A dirty open clears every lock word, a clean one trusts them,
   // so a damaged clean pool may hold a word locked or obsolete that no
   // writer will ever change; the first writer to reach that node waited or
   // restarted forever. Now errc::corrupt: a lock held while no other writer
@@ -171,20 +173,27 @@ class core {
    public:
     node_lock(core& c, header* n);
     ~node_lock() {
-      if (ok_) sync::version_lock(n_->lock).unlock();
+      if (!ok_) return;
+      sync::version_lock(n_->lock).unlock();
+      markers_.leave(slot_);
     }
     node_lock(const node_lock&) = delete;
     node_lock& operator=(const node_lock&) = delete;
     bool ok() const { return ok_; }  // false: the node is obsolete (restart)
     void unlock_obsolete() {
-      if (ok_) sync::version_lock(n_->lock).unlock_obsolete();
+      if (!ok_) return;
+      sync::version_lock(n_->lock).unlock_obsolete();
+      markers_.leave(slot_);
       ok_ = false;
     }
 
    private:
-    common::marker_passes::section in_;
+    // The writer section covers the time the lock is held, not the wait
+    // for it (common/marker_passes.hpp).
+    common::marker_passes& markers_;
+    uint32_t slot_;
     header* n_;
-    bool ok_;
+    bool ok_ = false;
   };
   // Sets the pool's remove reserve aside: k_remove_reserve blocks of each
   // leaf shape of layout L (small, big, log leaf with 2-Log).
