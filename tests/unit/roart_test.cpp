@@ -14,6 +14,7 @@
 #include "art/roart/roart.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
+#include "substrate_util.hpp"
 #include "test_seed.hpp"
 
 namespace pmindex {
@@ -224,6 +225,54 @@ TEST_F(Roart, ReopenLookupWithStaleLockWords) {
     for (uint64_t i = 5000; i < 5100; ++i) ASSERT_TRUE(idx->insert(i << 20, i));
     ASSERT_TRUE(idx->check().ok);
   }
+}
+
+// A clean open trusts the lock words of its own generation, so a damaged
+// pool whose top node's word carries the next open's generation with the
+// lock bit made every reader and writer wait for a writer that did not
+// exist, and `pmindex verify` too (check() rebuilds volatile fields under
+// the word); with the obsolete bit, lookups and writers restarted forever.
+// Now errc::corrupt (a held word while no writer is inside; an obsolete
+// node met twice under one pin), also for two writers at once, and check()
+// fails.
+TEST_F(Roart, DamagedLockIsCorruptNotAHang) {
+  for (const char* params : {"", "keys=bytes"})
+    for (uint64_t bit : {1u, 2u}) {  // locked, obsolete
+      SCOPED_TRACE(std::string(params) + (bit == 1 ? " locked" : " obsolete"));
+      ::unlink(path_.c_str());
+      auto idx = open_idx(params);
+      for (uint64_t k = 1; k < 100; ++k) {
+        if (*params) ASSERT_TRUE(idx->insert(std::to_string(k), "v"));
+        else ASSERT_TRUE(idx->insert(k, k));
+      }
+      pm::pool& p = idx->pool();
+      auto* root = p.ptr<art::roart::root_block>(p.root());
+      ASSERT_TRUE(art::roart::is_inner(root->root));
+      p.ptr<inner>(art::roart::off_of(root->root))->lock = ((root->gen + 1) << 32) | bit;
+      idx->close();
+      idx = open_idx("");
+      auto corrupt = [](auto&& op) { test::exit_0_if_corrupt(op); };
+      std::string v;
+      if (*params)
+        EXPECT_EXIT(corrupt([&] { idx->lookup("5", &v); }), testing::ExitedWithCode(0), "") << "lookup";
+      else
+        EXPECT_EXIT(corrupt([&] { idx->lookup(5); }), testing::ExitedWithCode(0), "") << "lookup";
+      EXPECT_EXIT(corrupt([&] {
+                    test::each_thread_corrupt(2, [&](unsigned i) {
+                      if (*params)
+                        idx->insert(std::string(1, char('a' + i)), std::string_view("v"));
+                      else
+                        idx->insert(100 + i, 100);
+                    });
+                  }),
+                  testing::ExitedWithCode(0), "")
+          << "two writers";
+      EXPECT_EXIT(corrupt([&] {
+                    if (!idx->check().ok) throw error(errc::corrupt, "check() failed");
+                  }),
+                  testing::ExitedWithCode(0), "")
+          << "check";
+    }
 }
 
 // The original's leaf arrays are unsorted and its scan emitted them in slot

@@ -55,7 +55,10 @@
 // crash or kept in a pool closed and reopened means nothing (the original
 // stored DRAM lock pointers in PM and crashed on reopen + lookup). A dirty
 // open therefore repairs nothing: it bumps the generation, and the pool's
-// tracing rebuilds the allocator from trace().
+// tracing rebuilds the allocator from trace(). A damaged word that carries
+// the new generation is trusted: held with no writer inside a section
+// (upgrade()), or obsolete and met twice by one pinned walk, it is
+// errc::corrupt, not a wait or a restart forever.
 //
 // Scans: a leaf array's slots are in insertion order; a scan sorts the keys
 // of each array it visits (the original emitted them unsorted, so a scan
@@ -94,6 +97,7 @@
 #include <vector>
 
 #include "common/kv_block.hpp"
+#include "common/marker_passes.hpp"
 #include "common/writer_gate.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
@@ -247,20 +251,41 @@ class tree final : public bytes_index {
   // Writers: lock a node by upgrading the version they read (false: it
   // changed, restart). Nobody waits while holding a lock word, so the order
   // in which a writer takes two (node, then parent) cannot deadlock.
-  static bool upgrade(uint64_t* lock, uint64_t v) {
-    return __atomic_compare_exchange_n(lock, &v, v | k_locked, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+  // Every held lock word (and fresh()'s rebuild) is inside a section of
+  // passes_, opened just before the CAS: a lock word of this generation
+  // that stays held while no writer is inside is damage (a clean open
+  // trusts them), not a writer to wait for (common/marker_passes.hpp).
+  bool upgrade(uint64_t* lock, uint64_t v) {
+    const uint32_t slot = p_.thread_slot();
+    passes_.enter(slot);
+    if (__atomic_compare_exchange_n(lock, &v, v | k_locked, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return true;
+    passes_.leave(slot);
+    return false;
   }
-  static bool try_upgrade_parent(uint64_t* plock, uint64_t pv, uint64_t* held) {
+  bool try_upgrade_parent(uint64_t* plock, uint64_t pv, uint64_t* held) {
     if (upgrade(plock, pv)) return true;
     write_unlock(held);
     return false;
   }
-  static void write_unlock(uint64_t* lock) { __atomic_fetch_add(lock, k_step - k_locked, __ATOMIC_RELEASE); }
-  // Unlocks and marks a replaced node: lookups inside it restart.
-  static void write_obsolete(uint64_t* lock) {
+  void write_unlock(uint64_t* lock) {
+    __atomic_fetch_add(lock, k_step - k_locked, __ATOMIC_RELEASE);
+    passes_.leave(p_.thread_slot());
+  }
+  // Unlocks and marks a replaced node: lookups inside it restart. A node
+  // is unlinked before it is marked, so a pinned thread whose walk meets
+  // it restarts and cannot reach it again: met twice, it is damage.
+  void write_obsolete(uint64_t* lock) {
     uint64_t w = __atomic_load_n(lock, __ATOMIC_RELAXED);
     __atomic_store_n(lock, ((w & ~k_locked) + k_step) | k_obsolete, __ATOMIC_RELEASE);
+    passes_.leave(p_.thread_slot());
   }
+  // A walk met `node` obsolete (`met`: the last one it met under its pin).
+  void met_obsolete(const void*& met, const void* node) const {
+    if (node == met) corrupt("an obsolete node is still in the tree (damaged pool)");
+    met = node;
+  }
+  // One step of a wait for lock word `w` at *lock, held by another thread.
+  [[gnu::noinline, gnu::cold]] void wait_held(unsigned& spins, const uint64_t* lock, uint64_t w) const;
   uint64_t* find_child(inner* n, unsigned b);
   bool bitmap_trusted() const;
 
@@ -323,7 +348,7 @@ class tree final : public bytes_index {
   // --- writes (write.cpp); the exclusive lock is held
   enum { k_insert, k_upsert, k_update, k_remove };
   bool put(std::string_view key, std::string_view value, int mode);
-  int try_put(std::string_view key, std::string_view value, int mode);
+  int try_put(std::string_view key, std::string_view value, int mode, const void*& met);
   uint64_t new_leaf(pending& pb, std::string_view key, std::string_view value);  // flushed
   uint64_t new_array(pending& pb, unsigned level);                              // not flushed
   uint64_t new_inner(pending& pb, kind k, unsigned level, const char* prefix, unsigned nprefix);
@@ -356,6 +381,7 @@ class tree final : public bytes_index {
   unsigned cap_ = k_slots;  // records per leaf array (param `leaf`; tests split early)
   common::mutant_switch<mutant> mut_;
   common::writer_gate gate_;  // writers pass it; scans close it shared, check/stats/trace alone
+  mutable common::marker_passes passes_;  // sections hold the lock words (upgrade)
 };
 
 }  // namespace pmindex::art::roart

@@ -7,7 +7,6 @@
 #include "common/key_order.hpp"
 #include "common/prefetch.hpp"
 #include "common/root_block.hpp"
-#include "pmindex/sync/optimistic_lock.hpp"
 #include "pmindex/util/hash.hpp"
 
 namespace pmindex::art::roart {
@@ -68,16 +67,24 @@ tree::tree(pm::pool& p, open_kind kind, const index_config& cfg) : bytes_index(p
 
 bool tree::bitmap_trusted() const { return mut_.on(mutant::stale_volatile); }
 
+void tree::wait_held(unsigned& spins, const uint64_t* lock, uint64_t w) const {
+  passes_.wait(spins, [&] { return load_acq(lock) == w; },
+               "roart: a node's lock word is held by no writer (damaged pool)", p_.thread_slot());
+}
+
 void tree::fresh(uint64_t* lock, leaf_array* a, inner* n) {
   const uint64_t mine = uint64_t(gen_) << 32;
-  for (unsigned spins = 0;; ++spins) {
+  const uint32_t slot = p_.thread_slot();
+  for (unsigned spins = 0;;) {
     uint64_t w = load_acq(lock);
     if ((w >> 32) == gen_) {
       if (!(w & k_locked)) return;  // current (rebuilt by another thread meanwhile)
-      sync::optimistic_lock::backoff(spins);  // being rebuilt, or written
+      wait_held(spins, lock, w);    // being rebuilt, or written
       continue;
     }
+    passes_.enter(slot);
     if (common::cas(lock, w, mine | k_locked)) break;  // whatever a crash or a reopen left in it
+    passes_.leave(slot);
   }
   if (a && !bitmap_trusted()) {
     uint64_t bm = 0;
@@ -91,17 +98,18 @@ void tree::fresh(uint64_t* lock, leaf_array* a, inner* n) {
       if (uint64_t c = load_acq(&n->child[j])) idx[byte_of(c)] = uint8_t(j + 1);
   }
   common::store_rel(lock, mine);
+  passes_.leave(slot);
 }
 
 uint64_t tree::read_version(uint64_t* lock, leaf_array* a, inner* n) {
-  for (unsigned spins = 0;; ++spins) {
+  for (unsigned spins = 0;;) {
     uint64_t w = load_acq(lock);
     if ((w >> 32) != gen_) [[unlikely]] {
       fresh(lock, a, n);
       continue;
     }
     if (!(w & k_locked)) [[likely]] return w;
-    sync::optimistic_lock::backoff(spins);
+    wait_held(spins, lock, w);
   }
 }
 
@@ -136,6 +144,7 @@ template <class Out>
 bool tree::read(std::string_view key, Out&& out) {
   auto pin = p_.pin();
   const unsigned fp = fingerprint(key);
+  const void* met = nullptr;  // the last node met obsolete
 restart:
   uint64_t v = read_version(&root_lock_, nullptr, nullptr);
   uint64_t w = load_acq(&root_->root);
@@ -145,7 +154,10 @@ restart:
     if (is_array(w)) {
       leaf_array* a = array_at(w);
       v = read_version(&a->lock, a, nullptr);
-      if (v & k_obsolete) goto restart;
+      if (v & k_obsolete) {
+        met_obsolete(met, a);
+        goto restart;
+      }
       bool found = false;
       for (uint64_t bm = __atomic_load_n(&a->bitmap, __ATOMIC_RELAXED); bm; bm &= bm - 1) {
         uint64_t s = load_acq(&a->slot[std::countr_zero(bm)]);
@@ -160,7 +172,10 @@ restart:
     }
     inner* n = inner_at(w);
     v = read_version(&n->lock, nullptr, n);
-    if (v & k_obsolete) goto restart;
+    if (v & k_obsolete) {
+      met_obsolete(met, n);
+      goto restart;
+    }
     const unsigned lv = n->level;  // level and prefix never change
     if (key.size() < lv ||
         (lv > pos && std::memcmp(key.data() + pos, prefix_of(n) + (n->nprefix - (lv - pos)), lv - pos) != 0)) {

@@ -105,7 +105,8 @@ bool tree::leaf_ok(uint64_t s) const { return common::kv_block_valid(p_, off_of(
 std::string tree::check_array(uint64_t w, unsigned pos, const std::string& path, uint64_t& n) {
   if (!p_.valid_block(off_of(w), sizeof(leaf_array))) return "a leaf array outside the heap";
   leaf_array* a = array_at(w);
-  fresh(a);
+  fresh(a);  // (errc::corrupt for a word held by no writer)
+  if (a->lock & k_obsolete) return "an obsolete leaf array in the tree";  // (no writer runs)
   if (a->level != pos) return "a leaf array's level disagrees with its position";
   uint64_t used = 0;
   for (unsigned i = 0; i < k_slots; ++i) {
@@ -138,6 +139,7 @@ std::string tree::check_inner(uint64_t w, unsigned pos, std::string& path, uint6
   if (lv < pos || nd->nprefix < lv - pos || lv > k_max_key) return "an inner node's level disagrees with its position";
   if (!p_.valid_block(off_of(w), inner_size(k, nd->nprefix))) return "an inner node outside the heap";
   fresh(nd);
+  if (nd->lock & k_obsolete) return "an obsolete inner node in the tree";
   path.append(prefix_of(nd) + (nd->nprefix - (lv - pos)), lv - pos);
   if (uint64_t e = nd->eok) {
     if (!leaf_ok(e)) return "a leaf word names no valid leaf";

@@ -128,8 +128,9 @@ bool tree::put(std::string_view key, std::string_view value, int mode) {
   }
   auto pin = p_.pin();
   common::writer_gate::writer in(gate_, p_.thread_slot());  // scans and check() close it
+  const void* met = nullptr;  // the last node met obsolete
   for (;;) {
-    int r = try_put(key, value, mode);
+    int r = try_put(key, value, mode, met);
     if (r >= 0) return r;
   }
 }
@@ -139,7 +140,7 @@ bool tree::put(std::string_view key, std::string_view value, int mode) {
 // writer came first, and the operation restarts (its blocks are freed).
 // Returns the result (1: inserted / updated / removed; for an upsert, 1 only
 // if inserted) or -1 to restart (also after a split).
-int tree::try_put(std::string_view key, std::string_view value, int mode) {
+int tree::try_put(std::string_view key, std::string_view value, int mode, const void*& met) {
   pending pb(p_);
   uint64_t* parent = &root_->root;
   uint64_t* plock = &root_lock_;  // the lock word of the node holding *parent
@@ -168,7 +169,10 @@ int tree::try_put(std::string_view key, std::string_view value, int mode) {
     if (is_array(w)) {
       leaf_array* a = array_at(w);
       uint64_t v = read_version(&a->lock, a, nullptr);
-      if (v & k_obsolete) return -1;
+      if (v & k_obsolete) {
+        met_obsolete(met, a);
+        return -1;
+      }
       int at = -1;
       for (uint64_t bm = __atomic_load_n(&a->bitmap, __ATOMIC_RELAXED); bm; bm &= bm - 1) {
         unsigned i = unsigned(std::countr_zero(bm));
@@ -235,7 +239,10 @@ int tree::try_put(std::string_view key, std::string_view value, int mode) {
 
     inner* n = inner_at(w);
     uint64_t v = read_version(&n->lock, nullptr, n);
-    if (v & k_obsolete) return -1;
+    if (v & k_obsolete) {
+      met_obsolete(met, n);
+      return -1;
+    }
     const unsigned lv = n->level;  // level and prefix never change
     // Where the key leaves the node's prefix [pos, lv), if it does.
     const char* pre = prefix_of(n) + (n->nprefix - (lv - pos));
