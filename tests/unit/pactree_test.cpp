@@ -223,6 +223,52 @@ TEST_F(Pactree, StaleLockWordsAreFreeAfterReopen) {
   }
 }
 
+// A clean open trusts the lock words of its own generation, so a damaged
+// pool whose nodes' words carry the next open's generation made readers
+// and writers wait forever for a writer that did not exist (lock bit), or
+// follow an obsolete node's prev, volatile and never set in a node no merge
+// took: 0, where they looked forever, or a node whose next names it again,
+// round and round (obsolete bit). Now errc::corrupt, also for two writers
+// at once; check() fails.
+TEST_F(Pactree, DamagedLockIsCorruptNotAHang) {
+  enum damage { locked, obsolete_no_prev, obsolete_cycle };
+  for (const char* params : {"node=4", "node=4,keys=bytes"})
+    for (damage d : {locked, obsolete_no_prev, obsolete_cycle}) {
+      SCOPED_TRACE(std::string(params) + " damage " + std::to_string(int(d)));
+      auto idx = open_idx(params);
+      for (uint64_t k = 1; k < 100; ++k) ASSERT_TRUE(idx->insert(k, k));
+      pm::pool& p = idx->pool();
+      auto* root = p.ptr<pt::root_block>(p.root());
+      const uint64_t next_gen = (root->gen + 1) << 32;
+      for (uint64_t off = root->head; off; off = p.ptr<pt::dnode>(off)->next) {
+        pt::dnode* n = p.ptr<pt::dnode>(off);
+        if (d == locked) {
+          n->lock = next_gen | 1;
+        } else if (off != root->head) {  // the head is never merged away
+          n->lock = next_gen | 2;
+          n->prev = d == obsolete_cycle ? root->head : 0;
+          if (d == obsolete_cycle) break;  // the second node only: the head's next names it
+        }
+      }
+      idx->close();
+      idx = reopen();
+      auto corrupt = [](auto&& op) { test::exit_0_if_corrupt(op); };
+      EXPECT_EXIT(corrupt([&] {
+                    for (uint64_t k = 1; k < 100; ++k) idx->lookup(k);
+                  }),
+                  testing::ExitedWithCode(0), "")
+          << "lookups";
+      EXPECT_EXIT(corrupt([&] {
+                    test::each_thread_corrupt(2, [&](unsigned) {
+                      for (uint64_t k = 1; k < 100; ++k) idx->update(k, 7);
+                    });
+                  }),
+                  testing::ExitedWithCode(0), "")
+          << "two writers";
+      EXPECT_FALSE(idx->check().ok);
+    }
+}
+
 // A std::map oracle over both key kinds with 4-record nodes: inserts,
 // updates, removes (so nodes merge) and scans, then clean and dirty reopen.
 TEST_F(Pactree, RandomAgainstOracleWithSplitsAndMerges) {

@@ -20,20 +20,51 @@ inline uint64_t bit(unsigned i) noexcept { return uint64_t{1} << i; }
 // ---------------------------------------------------------------- lock words
 
 template <class K>
-uint64_t tree<K>::read_begin(const dnode* n) const noexcept {
-  for (unsigned spins = 0;; ++spins) {
+uint64_t tree<K>::read_begin(const dnode* n) const {
+  for (unsigned spins = 0;;) {
     uint64_t w = load_acq(&n->lock);
     if (!current(w) || !(w & k_locked)) return w;  // an older generation's word is free
-    pause_for(spins);
+    wait_held(spins, n, w);
   }
 }
 
 template <class K>
+void tree<K>::wait_held(unsigned& spins, const dnode* n, uint64_t w) const {
+  passes_.wait(spins, [&] { return load_acq(&n->lock) == w; },
+               "pactree: a node's lock word is held by no writer (damaged pool)", p_.thread_slot());
+}
+
+template <class K>
 bool tree<K>::upgrade(dnode* n, uint64_t v) noexcept {
-  if (obsolete(v)) return false;
+  if (obsolete(v) || (current(v) && (v & k_locked))) return false;
   // Lazy reset: the first writer of a generation restarts the word at it.
   uint64_t mine = (current(v) ? v : uint64_t(gen_) << 32) | k_locked;
-  return common::cas(&n->lock, v, mine);
+  const uint32_t slot = p_.thread_slot();
+  passes_.enter(slot);  // before the lock bit is stored
+  if (common::cas(&n->lock, v, mine)) return true;
+  passes_.leave(slot);
+  return false;
+}
+
+// A merge stores r.prev = n (its left neighbour, whose anchor is smaller)
+// before it marks r obsolete, and only after n.next no longer names r; r
+// is never linked again and not reused while the walk is pinned. So a
+// walk that met r obsolete cannot meet it again by links: met twice, it is
+// damage, and so is a prev that names no node left of r. (A damaged cycle
+// through more than k_met obsolete nodes is not caught here: locate()
+// starts over from the layer then; check() reports every such node.)
+template <class K>
+uint64_t tree<K>::prev_of(const dnode* n, const dnode** met, unsigned& nmet) const {
+  for (unsigned i = 0; i < nmet; ++i)
+    if (met[i] == n) corrupt("an obsolete node is still in the list (damaged pool)");
+  if (nmet == k_met) return 0;
+  met[nmet++] = n;
+  const uint64_t pv = load_acq(&n->prev);
+  if (!node_in_heap(pv)) corrupt("an obsolete node names no left neighbour (damaged pool)");
+  if constexpr (K::k_blocks)
+    if (!K::valid_low(p_, at(pv)->low)) corrupt("an anchor block outside the heap");
+  if (!K::less(low_of(at(pv)), low_of(n))) corrupt("an obsolete node's left neighbour is not on its left (damaged pool)");
+  return pv;
 }
 
 // ---------------------------------------------------------------- finding
@@ -44,11 +75,13 @@ dnode* tree<K>::locate(probe_arg k, uint64_t& v) const {
   const std::string_view kb = anchors<K>::of_probe(k, buf);
   for (unsigned spins = 0;; ++spins) {
     uint64_t off = layer_.find(kb);
+    const dnode* met[k_met];  // the obsolete nodes this walk met
+    unsigned nmet = 0;
     while (off) {
       dnode* n = at(off);
       uint64_t ver = read_begin(n);
       if (obsolete(ver)) {  // merged into its left neighbour (prev is final)
-        off = load_acq(&n->prev);
+        off = prev_of(n, met, nmet);  // (0: this walk met too many: from the top)
         continue;
       }
       if (K::less(k, low_of(n))) break;  // a hint right of the key (a racing erase): from the top

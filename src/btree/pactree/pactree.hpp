@@ -56,7 +56,9 @@
 // Recovery: a persistent generation number, bumped at every open, makes
 // every version lock word and permutation array of an older generation
 // stale (lazy reset: a word left locked by a crash or kept by a clean close
-// means nothing). A clean open reads nothing else: the layer is ready
+// means nothing; a damaged word of the new generation is errc::corrupt when
+// held with no writer inside a section, upgrade(), or obsolete with a prev
+// that names no node on its left, prev_of()). A clean open reads nothing else: the layer is ready
 // (instant restart). A dirty open clips the nodes named by non-free log
 // entries and marks each node a logged merge had unlinked obsolete (prev =
 // its left neighbour); after the pool's tracing (after_recovery()) it redoes
@@ -112,6 +114,7 @@
 #include "btree/detail/collect_calls.hpp"
 #include "btree/detail/keys.hpp"
 #include "btree/pactree/layer.hpp"
+#include "common/marker_passes.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -240,16 +243,32 @@ class tree final : public detail::collect_calls<tree<K>, K> {
   static constexpr uint64_t k_locked = 1, k_obsolete = 2, k_step = 4;
   bool current(uint64_t w) const noexcept { return uint32_t(w >> 32) == gen_ || mut_.on(mutant::generation_ignored); }
   bool obsolete(uint64_t w) const noexcept { return current(w) && (w & k_obsolete); }
-  uint64_t read_begin(const dnode* n) const noexcept;  // waits while a writer holds it
+  uint64_t read_begin(const dnode* n) const;  // waits while a writer holds it
+  // One step of a wait for lock word `w` of n, held by another thread.
+  [[gnu::noinline, gnu::cold]] void wait_held(unsigned& spins, const dnode* n, uint64_t w) const;
   static bool validate(const dnode* n, uint64_t v) noexcept {
     std::atomic_thread_fence(std::memory_order_acquire);
     return __atomic_load_n(&n->lock, __ATOMIC_RELAXED) == v;
   }
+  // A held lock word is inside a section of passes_, opened just before
+  // the CAS that takes it: a word of this generation that stays held while
+  // no writer is inside is damage (a clean open trusts the words of its
+  // generation), not a writer to wait for (common/marker_passes.hpp).
   bool upgrade(dnode* n, uint64_t v) noexcept;  // lock from version v (false: it changed)
-  static void unlock(dnode* n) noexcept { __atomic_fetch_add(&n->lock, k_step - k_locked, __ATOMIC_RELEASE); }
-  static void unlock_obsolete(dnode* n) noexcept {
-    __atomic_store_n(&n->lock, ((n->lock & ~k_locked) + k_step) | k_obsolete, __ATOMIC_RELEASE);
+  void unlock(dnode* n) noexcept {
+    __atomic_fetch_add(&n->lock, k_step - k_locked, __ATOMIC_RELEASE);
+    passes_.leave(p_.thread_slot());
   }
+  void unlock_obsolete(dnode* n) noexcept {
+    __atomic_store_n(&n->lock, ((n->lock & ~k_locked) + k_step) | k_obsolete, __ATOMIC_RELEASE);
+    passes_.leave(p_.thread_slot());
+  }
+  // The left neighbour an obsolete node n names (prev), checked: a damaged
+  // pool may mark any node obsolete, and then prev is whatever bytes were
+  // there. `met`/`nmet`: the obsolete nodes this walk met (see locate()).
+  // Returns 0 when the walk met k_met already.
+  uint64_t prev_of(const dnode* n, const dnode** met, unsigned& nmet) const;
+  static constexpr unsigned k_met = 8;
 
   // A structure modification on its way to the search layer: its log entry
   // (null under the mutant split_unlogged), thread slot and entry index.
@@ -319,6 +338,7 @@ class tree final : public detail::collect_calls<tree<K>, K> {
   unsigned cap_ = k_slots;  // param `node`
   bool safe_scan_ = false;  // param `scan`
   common::mutant_switch<mutant> mut_;
+  mutable common::marker_passes passes_;  // sections hold the node locks (upgrade)
   search_layer<anchors<K>> layer_;
   // dirty open: the non-free log entries, for redo_logs()
   std::vector<smo_entry*> redo_;
