@@ -70,7 +70,9 @@
 // Recovery: instant. Each leaf's first word is its LOCK WORD {generation:32,
 // version:32}, never flushed on purpose (it shares the permutation's line,
 // so it reaches the pool locked): the root's generation, bumped (persisted)
-// at every open, makes every word of an older generation free. A dirty open
+// at every open, makes every word of an older generation free (a damaged
+// word of the new one, held with no writer inside a section, is
+// errc::corrupt: lock()). A dirty open
 // walks every layer to clip leaves an interrupted split left with copies of
 // their right neighbour (the only repair); the pool then rebuilds its
 // allocator from trace() (a block allocated but not linked is reclaimed,
@@ -145,6 +147,7 @@
 #include "common/kv_block.hpp"
 #include "common/mutant.hpp"
 #include "common/prefetch.hpp"
+#include "common/marker_passes.hpp"
 #include "common/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -291,20 +294,30 @@ class tree final : public bytes_index {
   bool current(uint64_t w) const noexcept {
     return uint32_t(w >> 32) == gen_ || mut_.on(mutant::lock_trusted);
   }
-  uint64_t read_begin(const leaf* l) const noexcept;  // waits while a writer holds it
+  uint64_t read_begin(const leaf* l) const;  // waits while a writer holds it
   static bool validate(const leaf* l, uint64_t v) noexcept {
     std::atomic_thread_fence(std::memory_order_acquire);
     return __atomic_load_n(&l->lock, __ATOMIC_RELAXED) == v;
   }
-  void lock(leaf* l) noexcept;
-  static void unlock(leaf* l) noexcept { __atomic_fetch_add(&l->lock, k_step - k_locked, __ATOMIC_RELEASE); }
+  // A held lock word is inside a section of passes_, opened just before
+  // the CAS that takes it: a word of this generation that stays held while
+  // no writer is inside is damage (a clean open trusts the words of its
+  // generation), not a writer to wait for (common/marker_passes.hpp).
+  void lock(leaf* l);
+  void unlock(leaf* l) noexcept {
+    __atomic_fetch_add(&l->lock, k_step - k_locked, __ATOMIC_RELEASE);
+    passes_.leave(p_.thread_slot());
+  }
+  // One step of a wait for lock word `w` of l, held by another thread.
+  [[gnu::noinline, gnu::cold]] void wait_held(unsigned& spins, const leaf* l, uint64_t w) const;
   struct leaf_guard {  // unlocks however the scope ends (an allocation may throw)
+    tree& t;
     leaf* l;
     ~leaf_guard() {
-      if (l) unlock(l);
+      if (l) t.unlock(l);
     }
     void release() noexcept {
-      unlock(l);
+      t.unlock(l);
       l = nullptr;
     }
   };
@@ -435,6 +448,7 @@ class tree final : public bytes_index {
   common::mutant_switch<mutant> mut_;
   // Writers pass it; check(), trace() and stats() close it (no writer runs).
   common::writer_gate gate_;
+  mutable common::marker_passes passes_;  // sections hold the leaf locks (lock())
   // The inner-node part of a split (copies and the one swing), one at a
   // time; taken by splitters holding no leaf lock. On a line of its own.
   struct alignas(64) {

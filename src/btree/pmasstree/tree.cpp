@@ -6,7 +6,6 @@
 
 #include "btree/pmasstree/pmasstree.hpp"
 #include "common/root_block.hpp"
-#include "pmindex/sync/optimistic_lock.hpp"
 
 namespace pmindex::btree::pmasstree {
 
@@ -104,24 +103,34 @@ uint64_t tree<Bytes>::new_leaf(uint64_t next, ikey low) {
 // ---------------------------------------------------------------- lock words
 
 template <bool Bytes>
-uint64_t tree<Bytes>::read_begin(const leaf* l) const noexcept {
-  for (unsigned spins = 0;; ++spins) {
+void tree<Bytes>::wait_held(unsigned& spins, const leaf* l, uint64_t w) const {
+  passes_.wait(spins, [&] { return load_acq(&l->lock) == w; },
+               "pmasstree: a leaf's lock word is held by no writer (damaged pool)", p_.thread_slot());
+}
+
+template <bool Bytes>
+uint64_t tree<Bytes>::read_begin(const leaf* l) const {
+  for (unsigned spins = 0;;) {
     uint64_t w = load_acq(&l->lock);
     if (!current(w) || !(w & k_locked)) return w;  // an older generation's word is free
-    sync::optimistic_lock::backoff(spins);
+    wait_held(spins, l, w);
   }
 }
 
 template <bool Bytes>
-void tree<Bytes>::lock(leaf* l) noexcept {
-  for (unsigned spins = 0;; ++spins) {
+void tree<Bytes>::lock(leaf* l) {
+  const uint32_t slot = p_.thread_slot();
+  for (unsigned spins = 0;;) {
     uint64_t w = load_acq(&l->lock);
-    if (!current(w) || !(w & k_locked)) {
-      // Lazy reset: the first writer of a generation restarts the word at it.
-      uint64_t mine = (current(w) ? w : uint64_t(gen_) << 32) | k_locked;
-      if (common::cas(&l->lock, w, mine)) return;
+    if (current(w) && (w & k_locked)) {
+      wait_held(spins, l, w);  // outside a section (common/marker_passes.hpp)
+      continue;
     }
-    sync::optimistic_lock::backoff(spins);
+    // Lazy reset: the first writer of a generation restarts the word at it.
+    uint64_t mine = (current(w) ? w : uint64_t(gen_) << 32) | k_locked;
+    passes_.enter(slot);
+    if (common::cas(&l->lock, w, mine)) return;
+    passes_.leave(slot);
   }
 }
 

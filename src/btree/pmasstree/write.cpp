@@ -36,7 +36,7 @@ int tree<Bytes>::attempt(const probe& k, uint64_t kv, op o, uint64_t& old) {
   for (size_t d = 0;; ++d) {
     const ikey ik = k.at(d);
     leaf* l = lock_leaf(root, ik);
-    leaf_guard g{l};
+    leaf_guard g{*this, l};
     perm_t pm{l->perm};
     unsigned ins;
     int pos = find(l, pm, ik, &ins);
@@ -172,7 +172,7 @@ void tree<Bytes>::insert_parent(const probe& k, size_t d, ikey sep, uint64_t rig
     // under that leaf's lock, so no split copies the old value meanwhile.
     const ikey hk = k.at(d - 1);
     leaf* h = lock_leaf(layer_root(k, d - 1), hk);
-    leaf_guard g{h};
+    leaf_guard g{*this, h};
     const perm_t pm{h->perm};
     unsigned ins;
     const int pos = find(h, pm, hk, &ins);
