@@ -354,7 +354,8 @@ class tree final : public bytes_index {
   uint64_t new_inner(pending& pb, kind k, unsigned level, const char* prefix, unsigned nprefix);
   void place(inner* n, uint64_t c);
   // parent: the word naming node w; plock: the lock word of its owner.
-  // Both hold locks taken by the caller; they release them.
+  // Both hold locks taken by the caller; they release them (the caller
+  // retires w: a throw after the unlocks must not reach its unlock path).
   void split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos);
   void grow(pending& pb, uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos, uint64_t c);
   void swing(uint64_t* word, uint64_t v);  // fence (new blocks durable), store, flush, fence

@@ -223,6 +223,7 @@ int tree::try_put(std::string_view key, std::string_view value, int mode, const 
           write_unlock(plock);
           throw;
         }
+        p_.retire(off_of(w));  // (out of the try: it may throw after split() unlocked)
         return -1;
       }
       uint64_t leaf = new_leaf(pb, key, value);
@@ -336,6 +337,7 @@ int tree::try_put(std::string_view key, std::string_view value, int mode, const 
         write_unlock(plock);
         throw;
       }
+      p_.retire(off_of(w));  // (out of the try: it may throw after grow() unlocked)
     }
     pb.commit();
     return 1;
@@ -371,8 +373,7 @@ void tree::grow(pending& pb, uint64_t* plock, uint64_t* parent, uint64_t w, unsi
   p_.flush(n, inner_size(nk, lv - pos));
   swing(parent, rewire(w, off_of(nw), k_tag_inner));
   write_unlock(plock);
-  write_obsolete(&o->lock);
-  p_.retire(off_of(w));
+  write_obsolete(&o->lock);  // the caller retires w
 }
 
 // The full leaf array w (found at pos) becomes an inner node at the first
@@ -439,8 +440,7 @@ void tree::split(uint64_t* plock, uint64_t* parent, uint64_t w, unsigned pos) {
   }
   write_unlock(plock);
   write_obsolete(&a->lock);
-  pb.commit();
-  p_.retire(off_of(w));
+  pb.commit();  // the caller retires w
 }
 
 }  // namespace pmindex::art::roart
