@@ -50,19 +50,21 @@ bool tree<K>::upgrade(dnode* n, uint64_t v) noexcept {
 // before it marks r obsolete, and only after n.next no longer names r; r
 // is never linked again and not reused while the walk is pinned. So a
 // walk that met r obsolete cannot meet it again by links: met twice, it is
-// damage, and so is a prev that names no node left of r. (A damaged cycle
-// through more than k_met obsolete nodes is not caught here: locate()
-// starts over from the layer then; check() reports every such node.)
+// damage, and so is a prev that names no node left of r. The list keeps
+// the last k_met met (a legitimate chain of merged nodes, while the SMO
+// thread lags, may be longer: the list starts again rather than the walk),
+// so a damaged cycle through more than k_met obsolete nodes is not caught
+// here (check() reports every such node).
 template <class K>
 uint64_t tree<K>::prev_of(const dnode* n, const dnode** met, unsigned& nmet) const {
   for (unsigned i = 0; i < nmet; ++i)
     if (met[i] == n) corrupt("an obsolete node is still in the list (damaged pool)");
-  if (nmet == k_met) return 0;
+  if (nmet == k_met) nmet = 0;
   met[nmet++] = n;
   const uint64_t pv = load_acq(&n->prev);
   if (!node_in_heap(pv)) corrupt("an obsolete node names no left neighbour (damaged pool)");
   if constexpr (K::k_blocks)
-    if (!K::valid_low(p_, at(pv)->low)) corrupt("an anchor block outside the heap");
+    if (!K::valid_low(p_, n->low) || !K::valid_low(p_, at(pv)->low)) corrupt("an anchor block outside the heap");
   if (!K::less(low_of(at(pv)), low_of(n))) corrupt("an obsolete node's left neighbour is not on its left (damaged pool)");
   return pv;
 }
@@ -81,7 +83,7 @@ dnode* tree<K>::locate(probe_arg k, uint64_t& v) const {
       dnode* n = at(off);
       uint64_t ver = read_begin(n);
       if (obsolete(ver)) {  // merged into its left neighbour (prev is final)
-        off = prev_of(n, met, nmet);  // (0: this walk met too many: from the top)
+        off = prev_of(n, met, nmet);
         continue;
       }
       if (K::less(k, low_of(n))) break;  // a hint right of the key (a racing erase): from the top

@@ -266,9 +266,8 @@ class tree final : public detail::collect_calls<tree<K>, K> {
   // The left neighbour an obsolete node n names (prev), checked: a damaged
   // pool may mark any node obsolete, and then prev is whatever bytes were
   // there. `met`/`nmet`: the obsolete nodes this walk met (see locate()).
-  // Returns 0 when the walk met k_met already.
   uint64_t prev_of(const dnode* n, const dnode** met, unsigned& nmet) const;
-  static constexpr unsigned k_met = 8;
+  static constexpr unsigned k_met = 64;
 
   // A structure modification on its way to the search layer: its log entry
   // (null under the mutant split_unlogged), thread slot and entry index.
