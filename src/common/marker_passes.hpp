@@ -23,7 +23,8 @@
 // section FOR that lock: two writers waiting on one damaged lock word would
 // each see the other inside and wait forever. So a section opens only when
 // the word was seen free, just before the CAS that takes it, and closes
-// again if the CAS fails; a waiter's count stays still while it waits.
+// again if the CAS fails (take()); a waiter's count stays still while it
+// waits.
 //
 // Why it is sound: a writer raises its count before it stores a marker
 // (release) and raises it again after it cleared it (release). A reader
@@ -59,6 +60,17 @@ class marker_passes {
   void leave(uint32_t slot) noexcept {
     std::atomic<uint64_t>& c = n_[slot].n;
     c.store(c.load(std::memory_order_relaxed) + k_pass - 1, std::memory_order_release);
+  }
+  // Takes a marker the caller saw free: enter(), then `cas` (true: it stored
+  // the marker), and leave() again when the CAS failed. The one way a lock
+  // word is taken, so that no section is open while its thread waits.
+  template <class Cas>
+  bool take(uint32_t slot, Cas&& cas) noexcept {
+    static_assert(noexcept(cas()), "a section must not leak on a throw");
+    enter(slot);
+    if (cas()) return true;
+    leave(slot);
+    return false;
   }
   class section {  // RAII enter / leave
    public:

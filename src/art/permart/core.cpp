@@ -130,9 +130,7 @@ core::node_lock::node_lock(core& c, header* n) : markers_(c.markers_), slot_(c.p
       c.wait_lock(spins, n);  // outside a section: see common/marker_passes.hpp
       continue;
     }
-    markers_.enter(slot_);  // before the lock bit is stored
-    if ((ok_ = lk.try_lock(v))) return;
-    markers_.leave(slot_);
+    if ((ok_ = markers_.take(slot_, [&]() noexcept { return lk.try_lock(v); }))) return;
   }
 }
 

@@ -256,11 +256,9 @@ class tree final : public bytes_index {
   // that stays held while no writer is inside is damage (a clean open
   // trusts them), not a writer to wait for (common/marker_passes.hpp).
   bool upgrade(uint64_t* lock, uint64_t v) {
-    const uint32_t slot = p_.thread_slot();
-    passes_.enter(slot);
-    if (__atomic_compare_exchange_n(lock, &v, v | k_locked, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) return true;
-    passes_.leave(slot);
-    return false;
+    return passes_.take(p_.thread_slot(), [&]() noexcept {
+      return __atomic_compare_exchange_n(lock, &v, v | k_locked, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    });
   }
   bool try_upgrade_parent(uint64_t* plock, uint64_t pv, uint64_t* held) {
     if (upgrade(plock, pv)) return true;

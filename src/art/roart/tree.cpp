@@ -82,9 +82,8 @@ void tree::fresh(uint64_t* lock, leaf_array* a, inner* n) {
       wait_held(spins, lock, w);    // being rebuilt, or written
       continue;
     }
-    passes_.enter(slot);
-    if (common::cas(lock, w, mine | k_locked)) break;  // whatever a crash or a reopen left in it
-    passes_.leave(slot);
+    // whatever a crash or a reopen left in it
+    if (passes_.take(slot, [&]() noexcept { return common::cas(lock, w, mine | k_locked); })) break;
   }
   if (a && !bitmap_trusted()) {
     uint64_t bm = 0;

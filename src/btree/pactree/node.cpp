@@ -39,11 +39,7 @@ bool tree<K>::upgrade(dnode* n, uint64_t v) noexcept {
   if (obsolete(v) || (current(v) && (v & k_locked))) return false;
   // Lazy reset: the first writer of a generation restarts the word at it.
   uint64_t mine = (current(v) ? v : uint64_t(gen_) << 32) | k_locked;
-  const uint32_t slot = p_.thread_slot();
-  passes_.enter(slot);  // before the lock bit is stored
-  if (common::cas(&n->lock, v, mine)) return true;
-  passes_.leave(slot);
-  return false;
+  return passes_.take(p_.thread_slot(), [&]() noexcept { return common::cas(&n->lock, v, mine); });
 }
 
 // A merge stores r.prev = n (its left neighbour, whose anchor is smaller)

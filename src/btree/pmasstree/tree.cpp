@@ -128,9 +128,7 @@ void tree<Bytes>::lock(leaf* l) {
     }
     // Lazy reset: the first writer of a generation restarts the word at it.
     uint64_t mine = (current(w) ? w : uint64_t(gen_) << 32) | k_locked;
-    passes_.enter(slot);
-    if (common::cas(&l->lock, w, mine)) return;
-    passes_.leave(slot);
+    if (passes_.take(slot, [&]() noexcept { return common::cas(&l->lock, w, mine); })) return;
   }
 }
 
