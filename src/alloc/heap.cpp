@@ -35,7 +35,10 @@ heap::heap(char* base, uint64_t heap_offset, uint64_t nchunks)
       next_(nchunks, k_nil),
       prev_(nchunks, k_nil) {
   for (auto& p : partial_) p = k_nil;
-  if (nchunks_) give_run(0, nchunks_);
+  if (nchunks_) {
+    make_spare();
+    give_run(0, nchunks_);
+  }
 }
 
 uint64_t heap::alloc(thread_cache& tc, size_t n) {
@@ -242,26 +245,44 @@ void heap::free_large(uint64_t off) {
   give_run(c, count);
 }
 
+// A free never throws: a bad_alloc there would lose the chunks (and, as
+// before, take_run's re-insert of a run's rest lost the rest of the heap).
+// take_run shortens a run in place (node reuse); give_run, when no DRAM is
+// left for a run of its own, takes the spare node, which the next take_run,
+// on an alloc path that may throw, makes again.
+void heap::make_spare() {
+  if (spare_.empty()) spare_ = runs_.extract(runs_.emplace(~uint64_t{0}, 0).first);  // no chunk has that number
+}
+
 int64_t heap::take_run(uint64_t n) {
   if (free_chunks_ < n) return -1;
+  make_spare();  // may throw bad_alloc: nothing has changed yet
   for (auto it = runs_.begin(); it != runs_.end(); ++it) {
     if (it->second < n) continue;
-    uint64_t first = it->first, len = it->second;
-    runs_.erase(it);
-    if (len > n) runs_.emplace(first + n, len - n);
+    const uint64_t first = it->first, len = it->second;
+    if (len > n) {
+      auto nh = runs_.extract(it);
+      nh.key() = first + n;
+      nh.mapped() = len - n;
+      runs_.insert(std::move(nh));
+    } else {
+      runs_.erase(it);
+    }
     free_chunks_ -= n;
     return static_cast<int64_t>(first);
   }
   return -1;
 }
 
-void heap::give_run(uint64_t first, uint64_t n) {
-  free_chunks_ += n;
+void heap::give_run(uint64_t first, uint64_t n) noexcept {
   auto next = runs_.lower_bound(first);
   if (next != runs_.end() && next->first == first + n) {
-    n += next->second;
+    const uint64_t more = next->second;
     next = runs_.erase(next);
+    free_chunks_ -= more;
+    n += more;
   }
+  free_chunks_ += n;
   if (next != runs_.begin()) {
     auto prev = std::prev(next);
     if (prev->first + prev->second == first) {
@@ -269,7 +290,19 @@ void heap::give_run(uint64_t first, uint64_t n) {
       return;
     }
   }
-  runs_.emplace(first, n);
+  try {
+    runs_.emplace_hint(next, first, n);
+    return;
+  } catch (const std::bad_alloc&) {
+  }
+  if (spare_.empty()) {  // two failures in a row: the chunks stay out of use until the next open
+    free_chunks_ -= n;
+    lost_chunks_ += n;
+    return;
+  }
+  spare_.key() = first;
+  spare_.mapped() = n;
+  runs_.insert(next, std::move(spare_));
 }
 
 void heap::list_push(unsigned cls, uint64_t c) {
@@ -393,6 +426,8 @@ void heap::rebuild_lists() {
   std::fill(prev_.begin(), prev_.end(), k_nil);
   runs_.clear();
   free_chunks_ = 0;
+  lost_chunks_ = 0;
+  make_spare();  // at open: may throw
   for (uint64_t c = 0; c < nchunks_; ++c) {
     uint32_t k = kind_[c];
     if (k == k_chunk_free) {

@@ -8,6 +8,7 @@ uint32_t epoch_manager::register_slot() {
   std::lock_guard lk(mu_);
   for (uint32_t s = 0; s < k_max_slots; ++s) {
     if (slots_[s].in_use) continue;
+    if (slots_[s].limbo.capacity() < k_headroom) slots_[s].limbo.reserve(k_headroom);  // may throw: before any retire
     slots_[s].in_use = true;
     slots_[s].nest = 0;
     slots_[s].epoch.store(0, std::memory_order_relaxed);
@@ -29,16 +30,37 @@ void epoch_manager::release_slot(uint32_t s) {
   sl.in_use = false;
 }
 
-void epoch_manager::retire(uint32_t s, uint64_t item) {
+// A retire comes after the unlink committed, often under the index's
+// locks: it never throws. The list keeps k_headroom free places, grown
+// after each push (a bad_alloc there is swallowed: the places left serve
+// the next retires); only a push with none left can fail, and its block
+// stays allocated until the next open's tracing (counted in lost()).
+bool epoch_manager::push(std::vector<entry>& l, entry e) noexcept {
+  try {
+    l.push_back(e);  // within capacity unless k_headroom growths failed in a row
+  } catch (const std::bad_alloc&) {
+    lost_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (l.capacity() - l.size() < k_headroom) {
+    try {
+      l.reserve(2 * l.capacity() + k_headroom);
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  return true;
+}
+
+void epoch_manager::retire(uint32_t s, uint64_t item) noexcept {
   auto& sl = slots_[s];
-  sl.limbo.push_back({item, global_.load(std::memory_order_acquire)});
+  push(sl.limbo, {item, global_.load(std::memory_order_acquire)});
   if (++sl.since_collect >= k_collect_every) collect(s);
 }
 
-void epoch_manager::retire_shared(uint32_t s, uint64_t item) {
+void epoch_manager::retire_shared(uint32_t s, uint64_t item) noexcept {
   {
     std::lock_guard lk(mu_);
-    orphans_.push_back({item, global_.load(std::memory_order_acquire)});
+    push(orphans_, {item, global_.load(std::memory_order_acquire)});
     norphans_.store(orphans_.size(), std::memory_order_relaxed);
   }
   if (++slots_[s].since_collect >= k_collect_every) collect(s);  // as retire: they come back

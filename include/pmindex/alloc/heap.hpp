@@ -113,7 +113,8 @@ class heap {
   void note_reserve_locked(unsigned cls);    // updates reserve_short_ and owed_total_
   // First fit; -1 if none.
   int64_t take_run(uint64_t n);
-  void give_run(uint64_t first, uint64_t n);  // coalesces
+  void give_run(uint64_t first, uint64_t n) noexcept;  // coalesces; never throws (spare_ when out of DRAM)
+  void make_spare();                                  // may throw bad_alloc
   void list_push(unsigned cls, uint64_t c);
   void list_remove(unsigned cls, uint64_t c);
   void rebuild_lists();
@@ -137,6 +138,8 @@ class heap {
   int64_t partial_[k_nclasses];
   std::map<uint64_t, uint64_t> runs_;  // free chunk runs: first -> count
   uint64_t free_chunks_ = 0;           // sum of runs_
+  std::map<uint64_t, uint64_t>::node_type spare_;  // a node for give_run when no DRAM is left
+  uint64_t lost_chunks_ = 0;  // freed when no spare node could be made (out of DRAM): unused until the next open
   struct reserve {
     uint32_t want = 0;  // blocks to keep
     uint32_t owed = 0;  // lent and not yet paid back

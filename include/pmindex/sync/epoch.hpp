@@ -18,7 +18,7 @@ class epoch_manager {
   // Called for each block whose grace period ended, on the retiring thread.
   using reclaim_fn = void (*)(void* ctx, uint64_t item);
 
-  epoch_manager(reclaim_fn fn, void* ctx) : reclaim_(fn), ctx_(ctx) {}
+  epoch_manager(reclaim_fn fn, void* ctx) : reclaim_(fn), ctx_(ctx) { orphans_.reserve(k_headroom); }
 
   uint32_t register_slot();
   void release_slot(uint32_t s);  // reclaims what it can, moves the rest
@@ -36,10 +36,10 @@ class epoch_manager {
     if (--sl.nest == 0) sl.epoch.store(0, std::memory_order_release);
   }
 
-  void retire(uint32_t s, uint64_t item);
+  void retire(uint32_t s, uint64_t item) noexcept;  // never allocates in practice (epoch.cpp)
   // Like retire, but into the shared list that every slot's collect()
   // reclaims (slow: takes the mutex), not into slot s's limbo.
-  void retire_shared(uint32_t s, uint64_t item);
+  void retire_shared(uint32_t s, uint64_t item) noexcept;
   // Tries to advance the epoch and reclaims this slot's expired blocks.
   void collect(uint32_t s);
   // Reclaims everything; only when no thread is pinned (close, tests).
@@ -47,6 +47,9 @@ class epoch_manager {
 
   uint64_t global_epoch() const noexcept { return global_.load(std::memory_order_acquire); }
   uint64_t pending() const;  // retired, not yet reclaimed (approximate)
+  // Retired blocks no list had room for (out of DRAM): allocated until the
+  // next dirty open traces the pool.
+  uint64_t lost() const noexcept { return lost_.load(std::memory_order_relaxed); }
 
  private:
   struct entry {
@@ -61,6 +64,8 @@ class epoch_manager {
     std::vector<entry> limbo;
   };
   bool try_advance() noexcept;
+  bool push(std::vector<entry>& l, entry e) noexcept;
+  static constexpr size_t k_headroom = 16;
   void reclaim_expired(slot& sl);
 
   static constexpr uint32_t k_collect_every = 64;
@@ -71,6 +76,7 @@ class epoch_manager {
   std::mutex mu_;                 // slot registration and the orphan list
   std::vector<entry> orphans_;    // limbo of released slots
   std::atomic<size_t> norphans_{0};
+  std::atomic<uint64_t> lost_{0};
   slot slots_[k_max_slots];
 };
 

@@ -144,15 +144,19 @@ void core::met_obsolete(const header* n) {
   t_obsolete_ = n;
 }
 
-void core::note_link(uint64_t raw, uint64_t key, std::string_view bkey) {
-  // Past this many waiting notes a link just stays until an insert reuses
-  // its slot (or the next recovery), as before notes existed.
+void core::note_link(uint64_t raw, uint64_t key, std::string_view bkey) noexcept {
+  // Past this many waiting notes, or without DRAM for one (the write has
+  // committed: it must not throw now), a link just stays until an insert
+  // reuses its slot (or the next recovery), as before notes existed.
   constexpr size_t k_max_notes = size_t{1} << 20;
-  link_note n{hdr(raw)->stamp, p_.epochs().global_epoch(), key, std::string(bkey)};
-  std::lock_guard lk(notes_mu_);
-  if (notes_.size() >= k_max_notes) return;
-  notes_.push_back(std::move(n));
-  nnotes_.store(notes_.size(), std::memory_order_relaxed);
+  try {
+    link_note n{hdr(raw)->stamp, p_.epochs().global_epoch(), key, std::string(bkey)};
+    std::lock_guard lk(notes_mu_);
+    if (notes_.size() >= k_max_notes) return;
+    notes_.push_back(std::move(n));
+    nnotes_.store(notes_.size(), std::memory_order_relaxed);
+  } catch (const std::bad_alloc&) {
+  }
 }
 
 // Why nulling is safe: the note's epoch was read after the link's stamp

@@ -260,7 +260,7 @@ class core {
     std::string bkey;  // keys=bytes
   };
   // After the remove that installed link `raw` (stamp settled by replace).
-  void note_link(uint64_t raw, uint64_t key, std::string_view bkey);
+  void note_link(uint64_t raw, uint64_t key, std::string_view bkey) noexcept;
   // Runs clear(note) -> write result for up to 2 notes whose grace period
   // has passed (after each write), or for every note (`all`: at close, no
   // other thread runs).

@@ -154,7 +154,7 @@ class hybrid_core {
         lk.unlock();
         throw;
       }
-      inner_.insert(low, roff);
+      inner_.insert(low, roff, true);  // without DRAM it lags: r is linked, readers move right to it
       r = K::less(key, low) ? ops_.insert(l, key, w) : ins::done;  // split() placed it in r otherwise
       PMINDEX_ASSERT(r == ins::done);
     }

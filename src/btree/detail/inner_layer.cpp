@@ -1,10 +1,13 @@
 #include "btree/detail/inner_layer.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
 #include <new>
+#include <unordered_map>
+
+#include "pmindex/error.hpp"
 
 namespace pmindex::btree::detail {
 
@@ -78,6 +81,7 @@ typename inner_layer<K>::key inner_layer<K>::own(const key& k) {
 template <class K>
 typename inner_layer<K>::node* inner_layer<K>::make(uint32_t level) {
   // Zeroed: a reader that sees a count ahead of the filled slots finds 0.
+  nodes_.reserve(nodes_.size() + 1);  // first: the push below cannot throw, the node cannot leak
   void* m = ::operator new(node_bytes());
   std::memset(m, 0, node_bytes());
   node* n = static_cast<node*>(m);
@@ -220,20 +224,34 @@ void inner_layer<K>::build(const std::vector<std::pair<key, uint64_t>>& leaves) 
 }
 
 template <class K>
-void inner_layer<K>::insert(const key& low_key, uint64_t off) {
+void inner_layer<K>::insert(const key& low_key, uint64_t off, bool may_lag) {
   std::lock_guard lk(mu_);
-  const key low = own(low_key);
-  std::vector<node*> path;
-  node* n = root_;
-  for (;;) {
-    path.push_back(n);
-    if (n->level == 1) break;
-    n = reinterpret_cast<node*>(kids(n)[position(n, n->count, K::probe_of(low))]);
+  auto bump = [&] { __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELEASE); };
+  bool odd = false;
+  try {
+    const key low = own(low_key);
+    std::vector<node*> path;
+    for (node* n = root_;;) {
+      path.push_back(n);
+      if (n->level == 1) break;
+      n = reinterpret_cast<node*>(kids(n)[position(n, n->count, K::probe_of(low))]);
+    }
+    __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELAXED);
+    odd = true;
+    std::atomic_thread_fence(std::memory_order_release);  // odd before any slot changes
+    // Every allocation (a split's scratch and new nodes, at each level) comes
+    // before the first store, so a bad_alloc leaves the layer as it was.
+    insert_at(path, path.size() - 1, low, off);
+  } catch (const std::bad_alloc&) {
+    // lag_ before version_ moves on: a reader that reads the new version
+    // sees lag_, so no reader that found a route before counts it exact.
+    if (may_lag) __atomic_store_n(&lag_, 1, __ATOMIC_RELAXED);
+    if (!odd) bump();  // the version moves by 2 either way
+    bump();
+    if (!may_lag) throw;
+    return;
   }
-  __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELAXED);
-  std::atomic_thread_fence(std::memory_order_release);  // odd before any slot changes
-  insert_at(path, path.size() - 1, low, off);
-  __atomic_store_n(&version_, version_ + 1, __ATOMIC_RELEASE);
+  bump();
 }
 
 // Inserts (key, child) into path[depth], child to the right of key. Full
@@ -296,16 +314,21 @@ void inner_layer<K>::drop_first(node* n) {
 }
 
 template <class K>
-void inner_layer<K>::erase(const key& low) {
+void inner_layer<K>::erase(const key& low) noexcept {
   std::lock_guard lk(mu_);
   // The descent of low, and the deepest node on it that holds low as a
   // separator (position p: key p - 1 is low, child p the subtree below it).
-  std::vector<std::pair<node*, uint32_t>> path;
-  size_t a = SIZE_MAX;
+  // A fixed array, no allocation: callers erase after unlinking the leaf,
+  // when a bad_alloc could no longer be undone (a layer naming a dead leaf
+  // sends its readers back to it forever). A level per split of the root,
+  // each splitting a full node in two: far fewer than 64 levels.
+  std::pair<node*, uint32_t> path[64];
+  size_t depth = 0, a = SIZE_MAX;
   for (node* n = root_;;) {
     uint32_t p = position(n, n->count, K::probe_of(low));
-    if (p > 0 && !K::less(key_at(n, p - 1), low)) a = path.size();
-    path.emplace_back(n, p);
+    if (p > 0 && !K::less(key_at(n, p - 1), low)) a = depth;
+    PMINDEX_ASSERT(depth < 64);
+    path[depth++] = {n, p};
     if (n->level == 1) break;
     n = reinterpret_cast<node*>(kids(n)[p]);
   }
@@ -317,7 +340,7 @@ void inner_layer<K>::erase(const key& low) {
   // of its leftmost chain that has a second child gives up its first child,
   // and its first key replaces low in an. If the chain is single children
   // all the way down, an loses the separator and the child.
-  size_t i = path.size();
+  size_t i = depth;
   while (--i > a && path[i].first->count == 0) {
   }
   if (i > a) {
@@ -361,8 +384,20 @@ std::string inner_layer<K>::check(const std::vector<std::pair<key, uint64_t>>& l
   if (!root_) return "inner layer has no root";
   auto e = check_node(root_, K::k_min, false, K::k_min);
   if (!e.empty()) return e;
-  for (auto& [low, off] : leaves)
-    if (find(K::probe_of(low)) != off) return "inner layer does not route key " + K::describe(low) + " to its leaf";
+  if (!__atomic_load_n(&lag_, __ATOMIC_RELAXED)) {
+    for (auto& [low, off] : leaves)
+      if (find(K::probe_of(low)) != off) return "inner layer does not route key " + K::describe(low) + " to its leaf";
+    return {};
+  }
+  // After a lost insert (note_lag()): each leaf's low key routes to it or to a
+  // leaf on its left, from which readers move right.
+  std::unordered_map<uint64_t, size_t> at;
+  for (size_t i = 0; i < leaves.size(); ++i) at[leaves[i].second] = i;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    auto it = at.find(find(K::probe_of(leaves[i].first)));
+    if (it == at.end() || it->second > i)
+      return "inner layer routes key " + K::describe(leaves[i].first) + " right of its leaf";
+  }
   return {};
 }
 

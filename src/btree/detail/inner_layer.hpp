@@ -55,8 +55,13 @@ class inner_layer {
   uint64_t find(probe_arg key) const noexcept;
 
   // Adds the leaf `off` whose low fence key is `low` (the new right sibling
-  // made by a leaf split). Thread-safe (takes the writer mutex).
-  void insert(const key& low, uint64_t off);
+  // made by a leaf split). Thread-safe (takes the writer mutex). On
+  // bad_alloc nothing changed; with `may_lag` (callers whose readers move
+  // right past a missing leaf) it does not throw but leaves the layer
+  // lagging: no route counts as exact any more (version() stays odd) until
+  // the next open rebuilds the layer, and check() accepts a route to a
+  // leaf's left.
+  void insert(const key& low, uint64_t off, bool may_lag = false);
 
   // Drops the leaf whose low key is `low` (not the head): its range then
   // routes to the leaf on its left (which absorbed it). The separator is
@@ -65,7 +70,7 @@ class inner_layer {
   // first child is dropped. Racing readers may get a hint one leaf left or
   // right of the exact one (a wrong hint, as with insert()); nothing keeps
   // pointing at the dropped leaf. Nodes are never freed. Thread-safe.
-  void erase(const key& low);
+  void erase(const key& low) noexcept;  // never allocates
 
   // Seqlock word of the layer: odd while insert() modifies it, bumped by 2 per
   // insert. A find() started at an even version v whose caller then sees v
@@ -73,7 +78,10 @@ class inner_layer {
   // splits call insert() while they hold the split leaf's lock. Callers use
   // it to skip the fence-key check (a read of the sibling leaf) when no
   // split happened meanwhile.
-  uint64_t version() const noexcept { return __atomic_load_n(&version_, __ATOMIC_ACQUIRE); }
+  // Odd for good once an insert lagged: no route is known exact any more.
+  uint64_t version() const noexcept {
+    return __atomic_load_n(&version_, __ATOMIC_ACQUIRE) | __atomic_load_n(&lag_, __ATOMIC_RELAXED);
+  }
 
   // Checks node order and that find(low) returns each leaf exactly. No
   // concurrent writers. Empty string when fine.
@@ -138,6 +146,7 @@ class inner_layer {
 
   uint32_t cap_;
   alignas(64) uint64_t version_ = 0;  // own line: read by every operation
+  uint64_t lag_ = 0;                  // 1 once an insert lagged (version_'s line)
   alignas(64) node* root_ = nullptr;  // atomic accesses
   std::mutex mu_;         // writers
   std::vector<node*> nodes_;

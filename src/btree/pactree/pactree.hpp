@@ -45,7 +45,10 @@
 // left neighbour there. It is never persisted on purpose.
 //
 // Background SMO thread (started with the index, stopped at close): writers
-// queue each finished SMO (in the order of their node locks); the thread
+// queue each finished SMO (in the order of their node locks; the queue is a
+// ring with room for every log entry, so queueing never allocates: a
+// bad_alloc under the lock left the node locked, and the next writer took
+// the pool for damaged); the thread
 // applies them to the search layer (split: add m's anchor; merge: zero r's
 // leaf, then retire r through the epochs) and frees the log entry (persisted
 // stores: the crash checker takes crash points in this thread). A split
@@ -103,7 +106,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -303,7 +305,8 @@ class tree final : public detail::collect_calls<tree<K>, K> {
   // --- SMO log and background thread (tree.cpp)
   smo log_begin(smo_kind kind, uint64_t left, uint64_t right);  // persisted; may throw pool_full
   void log_release(const smo& s);                                // persisted free
-  void queue(const smo& s);
+  void queue(const smo& s);                // never allocates (an SMO that holds a log entry)
+  void grow_ring(size_t by);               // under q_mu_
   void smo_thread();
   void apply(const smo& s);
   void stop_thread(bool drain);
@@ -345,9 +348,16 @@ class tree final : public detail::collect_calls<tree<K>, K> {
 
   // per thread slot: which log entries hold an SMO not yet applied (DRAM)
   std::unique_ptr<std::atomic<uint32_t>[]> busy_;
+  // The SMO queue, a ring: an SMO is queued only while it holds a log entry,
+  // so k_log_entries per thread slot that logged one since the open always
+  // suffice. The ring grows in log_begin, before anything commits, so that
+  // queue(), under node locks after the commit, never allocates (a
+  // bad_alloc there left the node locked: every later writer waited).
   std::mutex q_mu_;
   std::condition_variable q_cv_, idle_cv_;
-  std::deque<smo> q_;
+  std::vector<smo> ring_;                   // its size is its capacity
+  size_t q_head_ = 0, q_len_ = 0;           // the queue: ring_[q_head_ ...], q_len_ SMOs
+  std::vector<bool> ring_counted_;          // per thread slot: its entries have room in ring_
   bool applying_ = false, stop_ = false, drain_on_stop_ = true, held_ = false;
   std::thread bg_;
   std::atomic<uint64_t> splits_{0}, merges_{0}, applied_{0};

@@ -167,6 +167,14 @@ bool tree<K>::after_recovery() {
 template <class K>
 typename tree<K>::smo tree<K>::log_begin(smo_kind kind, uint64_t left, uint64_t right) {
   const uint32_t s = p_.thread_slot();
+  {  // room in the queue for this slot's entries, first (may throw bad_alloc: nothing is taken yet)
+    std::lock_guard lk(q_mu_);
+    if (ring_counted_.empty()) ring_counted_.resize(k_max_logs);
+    if (!ring_counted_[s]) {
+      grow_ring(k_log_entries);
+      ring_counted_[s] = true;
+    }
+  }
   uint64_t lo = load_acq(&root_->logs[s]);
   if (!lo) {  // this slot's first SMO: its log block, durable before the root names it
     lo = p_.alloc_or_throw(sizeof(smo_log));
@@ -204,9 +212,20 @@ void tree<K>::log_release(const smo& s) {
 // ---------------------------------------------------------------- SMO thread
 
 template <class K>
+void tree<K>::grow_ring(size_t by) {
+  std::vector<smo> r(ring_.size() + by);
+  for (size_t i = 0; i < q_len_; ++i) r[i] = ring_[(q_head_ + i) % ring_.size()];
+  ring_.swap(r);
+  q_head_ = 0;
+}
+
+template <class K>
 void tree<K>::queue(const smo& s) {
   std::lock_guard lk(q_mu_);  // taken under the SMO's node locks: the queue is in SMO order
-  q_.push_back(s);
+  // Full only for a split without a log entry (mutant split_unlogged); an
+  // SMO with one has its room since its log_begin.
+  if (q_len_ == ring_.size()) grow_ring(k_log_entries);
+  ring_[(q_head_ + q_len_++) % ring_.size()] = s;
   q_cv_.notify_one();
 }
 
@@ -214,16 +233,17 @@ template <class K>
 void tree<K>::smo_thread() {
   std::unique_lock lk(q_mu_);
   for (;;) {
-    q_cv_.wait(lk, [&] { return stop_ || (!q_.empty() && !held_); });
-    if (q_.empty() || (stop_ && !drain_on_stop_)) break;
-    smo s = q_.front();
-    q_.pop_front();
+    q_cv_.wait(lk, [&] { return stop_ || (q_len_ && !held_); });
+    if (!q_len_ || (stop_ && !drain_on_stop_)) break;
+    const smo s = ring_[q_head_];
+    q_head_ = (q_head_ + 1) % ring_.size();
+    --q_len_;
     applying_ = true;
     lk.unlock();
     apply(s);
     lk.lock();
     applying_ = false;
-    if (q_.empty()) idle_cv_.notify_all();
+    if (!q_len_) idle_cv_.notify_all();
   }
   applying_ = false;
   idle_cv_.notify_all();
@@ -278,7 +298,7 @@ void tree<K>::stop_thread(bool drain) {
 template <class K>
 void tree<K>::drain_smo() {
   std::unique_lock lk(q_mu_);
-  idle_cv_.wait(lk, [&] { return (q_.empty() && !applying_) || !bg_.joinable(); });
+  idle_cv_.wait(lk, [&] { return (!q_len_ && !applying_) || !bg_.joinable(); });
 }
 
 // ---------------------------------------------------------------- calls

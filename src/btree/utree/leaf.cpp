@@ -27,7 +27,12 @@ typename tree<K>::leaf* tree<K>::new_leaf(const key& low) {
   if constexpr (K::k_blocks) {
     std::string_view v = low.view();
     if (!v.empty()) {  // the empty key is k_min: no copy
-      l->low_copy = new char[common::kv_block_bytes(v.size(), 0)];
+      try {
+        l->low_copy = new char[common::kv_block_bytes(v.size(), 0)];
+      } catch (...) {
+        ::operator delete(m);
+        throw;
+      }
       auto* b = reinterpret_cast<common::kv_block*>(l->low_copy);
       b->klen = uint32_t(v.size());
       b->vlen = 0;
@@ -182,6 +187,7 @@ void tree<K>::erase_entry(leaf* l, unsigned pos) noexcept {
 }
 
 // DRAM only: the list does not change. The new leaf is published locked.
+// A bad_alloc (new_leaf) comes before any change.
 template <class K>
 typename tree<K>::leaf* tree<K>::split(leaf* l) {
   const unsigned c = l->count, h = c / 2;
@@ -198,7 +204,7 @@ typename tree<K>::leaf* tree<K>::split(leaf* l) {
   if (nx) store_rel(&nx->prev, r);
   store_rel(&l->next, r);
   store_rel(&l->count, h);
-  layer_.insert(r->low, reinterpret_cast<uint64_t>(r));
+  layer_.insert(r->low, reinterpret_cast<uint64_t>(r), true);  // without DRAM it lags: locate() moves right
   splits_.fetch_add(1, std::memory_order_relaxed);
   return r;
 }

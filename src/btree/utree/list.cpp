@@ -50,7 +50,13 @@ bool tree<K>::insert_word(probe_arg k, uint64_t w) {
   }
   leaf *r = nullptr, *t = l, *left = nullptr;
   if (l->count == cap_) {
-    r = split(l);
+    try {
+      r = split(l);
+    } catch (...) {  // no DRAM for the leaf: nothing changed
+      l->lock.unlock();
+      p_.free(n);
+      throw;
+    }
     if (!K::less(k, r->low)) t = r;
     pos = lower_bound(t, t->count, k);
   }

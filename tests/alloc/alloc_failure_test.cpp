@@ -1,0 +1,260 @@
+// A DRAM allocation that fails (std::bad_alloc) in the middle of an
+// operation, for every registered persistent index, with u64 and byte keys:
+// each operation is run again and again, its 1st, 2nd, ... allocation made
+// to fail, until it runs through. An operation that threw must have had no
+// effect or its whole effect (the key reads as before or as after), must
+// leave no lock held (the next operation does not hang: a watchdog ends the
+// process) and no pool block leaked, and the index must still check(), scan
+// as the std::map oracle says, and reopen clean and dirty with the same
+// records. Background threads allocate as usual (failing_new.hpp).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstdio>
+#include <map>
+#include <new>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "failing_new.hpp"
+#include "pmindex/error.hpp"
+#include "pmindex/index.hpp"
+#include "pmindex/util/hash.hpp"
+
+namespace pmindex {
+namespace {
+
+struct param {
+  std::string index;
+  bool bytes;
+  bool ordered;  // else lookups stand in for scans
+};
+
+// Indexes that still leak pool blocks when DRAM runs out in the middle of
+// an operation (no hang, no record lost or half-written: only the leak
+// check fails). AllocFailure runs them without the leak check (it prints
+// the leak); the DISABLED_ twin with it (--gtest_also_run_disabled_tests
+// --gtest_filter='*AllocFailureKnownLeaks*').
+//   pmemids btree, btree-ref: a remove's copy-on-write path (edit::dup) allocates
+//     a node, then grows its list of fresh nodes; a throw there, or later in
+//     the remove, frees none of them.
+//   rbtree: the copy-on-write commit allocates DRAM scratch after the pool blocks.
+//   linkedlist: the DRAM hash map grows after the element is linked.
+bool known_leaking(const std::string& index) {
+  return index == "btree" || index == "btree-ref" || index == "rbtree" || index == "linkedlist";
+}
+
+std::vector<param> all_params(bool only_leaking = false) {
+  std::vector<param> v;
+  for (auto& e : registered_indexes()) {
+    if (!e->persistent() || e->key_limit) continue;  // arraylist: a fixed array, no allocation to fail
+    if (only_leaking && !known_leaking(e->name)) continue;
+    v.push_back({e->name, false, e->ordered});
+    if (e->supports(key_kind::bytes) && e->max_key >= 18) v.push_back({e->name, true, e->ordered});
+  }
+  return v;
+}
+
+std::string param_name(const testing::TestParamInfo<param>& p) {
+  std::string s = p.param.index + (p.param.bytes ? "_bytes" : "");
+  for (auto& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+// Record i: key mix64(i) (u64), or "k/" and its 16 hex digits (18 bytes);
+// values are 8 bytes either way.
+class records {
+ public:
+  explicit records(bool bytes) : bytes_(bytes) {}
+  std::string key(uint64_t i) const {
+    char s[24];
+    std::snprintf(s, sizeof s, "k/%016" PRIx64, util::mix64(i));
+    return bytes_ ? std::string(s) : std::string(reinterpret_cast<const char*>(key_bytes(util::mix64(i)).b), 8);
+  }
+  // The keys are built before the failure is armed (their strings are the
+  // test's allocations, not the index's).
+  bool insert(index& idx, const std::string& k, uint64_t v) const {
+    return bytes_ ? idx.insert(k, val(v)) : idx.insert(key_u64(k), v);
+  }
+  bool update(index& idx, const std::string& k, uint64_t v) const {
+    return bytes_ ? idx.update(k, val(v)) : idx.update(key_u64(k), v);
+  }
+  bool remove(index& idx, const std::string& k) const { return bytes_ ? idx.remove(k) : idx.remove(key_u64(k)); }
+  std::optional<uint64_t> lookup(index& idx, const std::string& k, std::string& buf) const {
+    if (!bytes_) return idx.lookup(key_u64(k));
+    if (!idx.lookup(k, &buf)) return std::nullopt;
+    return value_u64(buf);
+  }
+  // Up to n records from k on: the index's call alone (the failure is armed
+  // around it), then what it found as (key, value).
+  size_t scan(index& idx, const std::string& k, size_t n, record_buffer& rb, std::vector<record>& r) const {
+    if (bytes_) return idx.scan(k, n, rb);
+    r.resize(std::max(r.size(), n));  // no allocation once it has grown
+    return idx.scan(key_u64(k), n, r.data());
+  }
+  std::vector<std::pair<std::string, uint64_t>> found(size_t m, const record_buffer& rb,
+                                                      const std::vector<record>& r) const {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    for (size_t i = 0; i < m; ++i)
+      out.emplace_back(bytes_ ? std::string(rb.key(i)) : std::string(reinterpret_cast<const char*>(key_bytes(r[i].key).b), 8),
+                       bytes_ ? value_u64(rb.value(i)) : r[i].value);
+    return out;
+  }
+
+ private:
+  static std::string_view val(const uint64_t& v) { return {reinterpret_cast<const char*>(&v), 8}; }
+  bool bytes_;
+};
+
+class AllocFailure : public testing::TestWithParam<param> {};
+class AllocFailureKnownLeaks : public testing::TestWithParam<param> {};
+
+// Where a failed allocation keeps pool blocks by design, the leak check
+// does not apply (the reason is printed).
+const char* kept_by_design(const std::string& index) {
+  if (index == "permart" || index == "permart-2log")
+    return "a link note that found no DRAM is dropped: the link keeps its versions until an insert reuses the "
+           "slot or the next dirty open (art/permart/core.cpp, note_link)";
+  return nullptr;
+}
+
+void hung(int) {
+  static const char m[] = "alloc_failure_test: an operation did not return (a lock left held?)\n";
+  (void)!::write(2, m, sizeof m - 1);
+  _exit(3);
+}
+
+void run(const param& prm, bool check_leaks) {
+  ::signal(SIGALRM, hung);
+  ::alarm(240);
+  options o;
+  o.index = prm.index;
+  o.pool_path = "/dev/shm/pmindex-alloc-" + std::to_string(getpid()) + "-" + param_name({prm, 0}) + ".pool";
+  o.pool_size = 64 << 20;
+  o.params = prm.bytes ? "keys=bytes" : "";
+  o.quiet = true;
+  ::unlink(o.pool_path.c_str());
+  auto idx = open(o);
+  const records rec(prm.bytes);
+  std::map<std::string, uint64_t> oracle;
+  std::mt19937_64 rng(7);
+  uint64_t next = 0;
+  for (; next < 2000; ++next) {  // warm: thread slots, logs, first nodes
+    ASSERT_TRUE(rec.insert(*idx, rec.key(next), next));
+    oracle[rec.key(next)] = next;
+  }
+  std::string buf;
+  record_buffer rb;
+  std::vector<record> rv(20);  // sized before any failure is armed
+  unsigned thrown = 0;
+  const char* lv = std::getenv("PMINDEX_LONG");
+  const unsigned ops = lv && *lv && std::string(lv) != "0" ? 40000 : 2000;  // `--long`: more
+  for (unsigned op = 0; op < ops; ++op) {
+    unsigned kind = unsigned(rng() % 10);  // 0-5 insert, 6 update, 7 remove, 8-9 scan (or lookup)
+    if (kind >= 8 && !prm.ordered) kind = 10;
+    const uint64_t id = kind < 6 ? next++ : rng() % next;
+    const std::string k = rec.key(id);
+    const uint64_t v = rng();
+    SCOPED_TRACE("op " + std::to_string(op) + " kind " + std::to_string(kind));
+    for (long fail = 0;; ++fail) {
+      const auto before = oracle.find(k) == oracle.end() ? std::nullopt : std::optional<uint64_t>(oracle[k]);
+      size_t m = 0;
+      bool ok = false, threw = false;
+      rb.clear();
+      test::fail_allocation(fail);
+      try {
+        if (kind < 6) ok = rec.insert(*idx, k, v);
+        else if (kind == 6) ok = rec.update(*idx, k, v);
+        else if (kind == 7) ok = rec.remove(*idx, k);
+        else if (kind < 10) m = rec.scan(*idx, k, 20, rb, rv);
+        else ok = rec.lookup(*idx, k, buf).has_value();
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      const bool injected = test::allow_allocations();
+      ASSERT_TRUE(!threw || injected) << "bad_alloc without the injected failure";
+      std::optional<uint64_t> after = before;
+      if (kind < 6 && !before) after = v;
+      if (kind == 6 && before) after = v;
+      if (kind == 7) after.reset();
+      const auto now = rec.lookup(*idx, k, buf);
+      if (!threw) {
+        if (kind < 8 || kind == 10) {
+          ASSERT_EQ(ok, kind < 6 ? !before : bool(before));
+        }
+        ASSERT_EQ(now, kind < 8 ? after : before);
+        if (kind == 8 || kind == 9) {
+          std::vector<std::pair<std::string, uint64_t>> want;
+          for (auto it = oracle.lower_bound(k); it != oracle.end() && want.size() < 20; ++it) want.push_back(*it);
+          ASSERT_EQ(rec.found(m, rb, rv), want);
+        }
+        if (now) oracle[k] = *now;
+        else oracle.erase(k);
+        break;
+      }
+      ++thrown;
+      ASSERT_TRUE(now == before || now == after) << "a failed operation left a third state";
+      if (now) oracle[k] = *now;
+      else oracle.erase(k);
+      if (now != before) break;  // it had its whole effect
+    }
+  }
+  std::printf("[ alloc ] %s%s: %u operations, %u threw bad_alloc\n", prm.index.c_str(), prm.bytes ? " keys=bytes" : "",
+              ops, thrown);
+  auto expect_contents = [&](const char* when) {
+    SCOPED_TRACE(when);
+    auto c = idx->check();
+    EXPECT_TRUE(c.ok) << c.message;
+    if (!prm.ordered) {
+      for (auto& [k, v] : oracle) ASSERT_EQ(rec.lookup(*idx, k, buf), std::optional<uint64_t>(v));
+      EXPECT_EQ(idx->stats().records, oracle.size());
+      return;
+    }
+    rb.clear();
+    const auto all = rec.found(rec.scan(*idx, std::string(prm.bytes ? 0 : 8, '\0'), oracle.size() + 1, rb, rv), rb, rv);
+    EXPECT_EQ(all.size(), oracle.size());
+    const std::vector<std::pair<std::string, uint64_t>> want(oracle.begin(), oracle.end());
+    EXPECT_TRUE(all == want);
+  };
+  expect_contents("after the failures");
+  // Retired blocks no limbo list had room for stay allocated by design
+  // (sync/epoch.cpp): the test's failures are aimed at the first allocation
+  // of each operation, which wears down the lists' headroom.
+  const uint64_t lost = idx->pool().epochs().lost();
+  idx->close();
+  idx = open(o);
+  expect_contents("clean reopen");
+  const uint64_t used = idx->pool().usage().used_blocks;
+  idx->abandon();
+  idx = open(o);
+  if (!check_leaks)
+    std::printf("[ alloc ] known leak (see known_leaking()): %llu blocks\n",
+                static_cast<unsigned long long>(used - idx->report().traced_blocks));
+  else if (const char* why = kept_by_design(prm.index))
+    std::printf("[ alloc ] no leak check: %s (%llu blocks)\n", why,
+                static_cast<unsigned long long>(used - idx->report().traced_blocks));
+  else
+    EXPECT_EQ(idx->report().traced_blocks + lost, used) << "blocks a failed operation leaked (" << lost << " lost by retire)";
+  expect_contents("dirty reopen");
+  idx->close();
+  ::unlink(o.pool_path.c_str());
+  ::alarm(0);
+}
+
+TEST_P(AllocFailure, AnOperationThatThrowsBadAllocHadNoEffectOrAllOfIt) {
+  run(GetParam(), !known_leaking(GetParam().index));
+}
+TEST_P(AllocFailureKnownLeaks, DISABLED_AnOperationThatThrowsBadAllocHadNoEffectOrAllOfIt) { run(GetParam(), true); }
+
+INSTANTIATE_TEST_SUITE_P(Indexes, AllocFailure, testing::ValuesIn(all_params()), param_name);
+INSTANTIATE_TEST_SUITE_P(Indexes, AllocFailureKnownLeaks, testing::ValuesIn(all_params(true)), param_name);
+
+}  // namespace
+}  // namespace pmindex

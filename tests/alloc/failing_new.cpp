@@ -1,0 +1,55 @@
+// The replaced global allocation functions of pmindex_alloc_tests (see
+// failing_new.hpp). Every form allocates with malloc or aligned_alloc and
+// frees with free, so any new pairs with any delete; the nothrow forms of
+// libstdc++ call these and catch.
+#include "failing_new.hpp"
+
+#include <cstdlib>
+#include <new>
+
+namespace pmindex::test {
+namespace {
+// -1: disarmed; -2: the armed failure was thrown; n >= 0: allocations left
+// before the one that fails.
+thread_local long t_countdown = -1;
+
+void maybe_fail() {
+  if (t_countdown < 0) return;
+  if (t_countdown-- == 0) {
+    t_countdown = -2;
+    throw std::bad_alloc();
+  }
+}
+}  // namespace
+
+void fail_allocation(long n) noexcept { t_countdown = n; }
+bool allow_allocations() noexcept {
+  const bool thrown = t_countdown == -2;
+  t_countdown = -1;
+  return thrown;
+}
+
+}  // namespace pmindex::test
+
+void* operator new(std::size_t n) {
+  pmindex::test::maybe_fail();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void* operator new(std::size_t n, std::align_val_t a) {
+  pmindex::test::maybe_fail();
+  const std::size_t al = static_cast<std::size_t>(a);
+  if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;  // a multiple of the alignment
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n, std::align_val_t a) { return ::operator new(n, a); }
+
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
