@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cinttypes>
-#include <cstdlib>
 #include <cstdio>
 #include <map>
 #include <new>
@@ -22,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../unit/test_seed.hpp"
 #include "failing_new.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
@@ -154,8 +154,7 @@ void run(const param& prm, bool check_leaks) {
   record_buffer rb;
   std::vector<record> rv(20);  // sized before any failure is armed
   unsigned thrown = 0;
-  const char* lv = std::getenv("PMINDEX_LONG");
-  const unsigned ops = lv && *lv && std::string(lv) != "0" ? 40000 : 2000;  // `--long`: more
+  const unsigned ops = test::long_run() ? 40000 : 2000;
   for (unsigned op = 0; op < ops; ++op) {
     unsigned kind = unsigned(rng() % 10);  // 0-5 insert, 6 update, 7 remove, 8-9 scan (or lookup)
     if (kind >= 8 && !prm.ordered) kind = 10;
