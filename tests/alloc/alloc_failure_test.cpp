@@ -34,35 +34,28 @@ struct param {
   std::string index;
   bool bytes;
   bool ordered;  // else lookups stand in for scans
+  bool tx;       // pm::mode::tx
 };
 
-// Indexes that still leak pool blocks when DRAM runs out in the middle of
-// an operation (no hang, no record lost or half-written: only the leak
-// check fails). AllocFailure runs them without the leak check (it prints
-// the leak); the DISABLED_ twin with it (--gtest_also_run_disabled_tests
-// --gtest_filter='*AllocFailureKnownLeaks*').
-//   pmemids btree, btree-ref: a remove's copy-on-write path (edit::dup) allocates
-//     a node, then grows its list of fresh nodes; a throw there, or later in
-//     the remove, frees none of them.
-//   rbtree: the copy-on-write commit allocates DRAM scratch after the pool blocks.
-//   linkedlist: the DRAM hash map grows after the element is linked.
-bool known_leaking(const std::string& index) {
-  return index == "btree" || index == "btree-ref" || index == "rbtree" || index == "linkedlist";
-}
-
-std::vector<param> all_params(bool only_leaking = false) {
+// Every persistent index in its default mode, with u64 and byte keys; the
+// indexes with a tx mode (the pmemids structures) in it too, where the undo
+// log's DRAM side may be what fails.
+std::vector<param> all_params() {
   std::vector<param> v;
   for (auto& e : registered_indexes()) {
     if (!e->persistent() || e->key_limit) continue;  // arraylist: a fixed array, no allocation to fail
-    if (only_leaking && !known_leaking(e->name)) continue;
-    v.push_back({e->name, false, e->ordered});
-    if (e->supports(key_kind::bytes) && e->max_key >= 18) v.push_back({e->name, true, e->ordered});
+    const bool bytes = e->supports(key_kind::bytes) && e->max_key >= 18;
+    for (bool tx : {false, true}) {
+      if (tx && std::find(e->modes.begin(), e->modes.end(), pm::mode::tx) == e->modes.end()) continue;
+      v.push_back({e->name, false, e->ordered, tx});
+      if (bytes) v.push_back({e->name, true, e->ordered, tx});
+    }
   }
   return v;
 }
 
 std::string param_name(const testing::TestParamInfo<param>& p) {
-  std::string s = p.param.index + (p.param.bytes ? "_bytes" : "");
+  std::string s = p.param.index + (p.param.bytes ? "_bytes" : "") + (p.param.tx ? "_tx" : "");
   for (auto& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return s;
@@ -114,7 +107,6 @@ class records {
 };
 
 class AllocFailure : public testing::TestWithParam<param> {};
-class AllocFailureKnownLeaks : public testing::TestWithParam<param> {};
 
 // Where a failed allocation keeps pool blocks by design, the leak check
 // does not apply (the reason is printed).
@@ -131,7 +123,7 @@ void hung(int) {
   _exit(3);
 }
 
-void run(const param& prm, bool check_leaks) {
+void run(const param& prm) {
   ::signal(SIGALRM, hung);
   ::alarm(240);
   options o;
@@ -139,6 +131,7 @@ void run(const param& prm, bool check_leaks) {
   o.pool_path = "/dev/shm/pmindex-alloc-" + std::to_string(getpid()) + "-" + param_name({prm, 0}) + ".pool";
   o.pool_size = 64 << 20;
   o.params = prm.bytes ? "keys=bytes" : "";
+  if (prm.tx) o.mode = pm::mode::tx;
   o.quiet = true;
   ::unlink(o.pool_path.c_str());
   auto idx = open(o);
@@ -205,8 +198,8 @@ void run(const param& prm, bool check_leaks) {
       if (now != before) break;  // it had its whole effect
     }
   }
-  std::printf("[ alloc ] %s%s: %u operations, %u threw bad_alloc\n", prm.index.c_str(), prm.bytes ? " keys=bytes" : "",
-              ops, thrown);
+  std::printf("[ alloc ] %s%s%s: %u operations, %u threw bad_alloc\n", prm.index.c_str(),
+              prm.bytes ? " keys=bytes" : "", prm.tx ? " mode=tx" : "", ops, thrown);
   auto expect_contents = [&](const char* when) {
     SCOPED_TRACE(when);
     auto c = idx->check();
@@ -233,10 +226,7 @@ void run(const param& prm, bool check_leaks) {
   const uint64_t used = idx->pool().usage().used_blocks;
   idx->abandon();
   idx = open(o);
-  if (!check_leaks)
-    std::printf("[ alloc ] known leak (see known_leaking()): %llu blocks\n",
-                static_cast<unsigned long long>(used - idx->report().traced_blocks));
-  else if (const char* why = kept_by_design(prm.index))
+  if (const char* why = kept_by_design(prm.index))
     std::printf("[ alloc ] no leak check: %s (%llu blocks)\n", why,
                 static_cast<unsigned long long>(used - idx->report().traced_blocks));
   else
@@ -247,13 +237,9 @@ void run(const param& prm, bool check_leaks) {
   ::alarm(0);
 }
 
-TEST_P(AllocFailure, AnOperationThatThrowsBadAllocHadNoEffectOrAllOfIt) {
-  run(GetParam(), !known_leaking(GetParam().index));
-}
-TEST_P(AllocFailureKnownLeaks, DISABLED_AnOperationThatThrowsBadAllocHadNoEffectOrAllOfIt) { run(GetParam(), true); }
+TEST_P(AllocFailure, AnOperationThatThrowsBadAllocHadNoEffectOrAllOfIt) { run(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Indexes, AllocFailure, testing::ValuesIn(all_params()), param_name);
-INSTANTIATE_TEST_SUITE_P(Indexes, AllocFailureKnownLeaks, testing::ValuesIn(all_params(true)), param_name);
 
 }  // namespace
 }  // namespace pmindex

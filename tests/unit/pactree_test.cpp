@@ -229,38 +229,48 @@ TEST_F(Pactree, StaleLockWordsAreFreeAfterReopen) {
 // follow an obsolete node's prev, volatile and never set in a node no merge
 // took: 0, where they looked forever, or a node whose next names it again,
 // round and round (obsolete bit). Now errc::corrupt, also for two writers
-// at once; check() fails.
+// at once; check() fails. A walk remembers the last 64 obsolete nodes it
+// met, so a longer cycle (the head's next naming the 70th node, whose prevs
+// lead back to the head) went round for ever until the walk also counted
+// them (more than the pool can hold: one was met twice).
 TEST_F(Pactree, DamagedLockIsCorruptNotAHang) {
-  enum damage { locked, obsolete_no_prev, obsolete_cycle };
+  enum damage { locked, obsolete_no_prev, obsolete_cycle, obsolete_long_cycle };
+  constexpr uint64_t keys = 400, long_cycle = 70;
   for (const char* params : {"node=4", "node=4,keys=bytes"})
-    for (damage d : {locked, obsolete_no_prev, obsolete_cycle}) {
+    for (damage d : {locked, obsolete_no_prev, obsolete_cycle, obsolete_long_cycle}) {
       SCOPED_TRACE(std::string(params) + " damage " + std::to_string(int(d)));
       auto idx = open_idx(params);
-      for (uint64_t k = 1; k < 100; ++k) ASSERT_TRUE(idx->insert(k, k));
+      for (uint64_t k = 1; k < keys; ++k) ASSERT_TRUE(idx->insert(k, k));
       pm::pool& p = idx->pool();
       auto* root = p.ptr<pt::root_block>(p.root());
       const uint64_t next_gen = (root->gen + 1) << 32;
-      for (uint64_t off = root->head; off; off = p.ptr<pt::dnode>(off)->next) {
+      uint64_t prev = root->head, nth = 0;
+      for (uint64_t off = root->head; off; prev = off, off = p.ptr<pt::dnode>(off)->next) {
         pt::dnode* n = p.ptr<pt::dnode>(off);
         if (d == locked) {
           n->lock = next_gen | 1;
         } else if (off != root->head) {  // the head is never merged away
           n->lock = next_gen | 2;
-          n->prev = d == obsolete_cycle ? root->head : 0;
+          n->prev = d == obsolete_cycle ? root->head : d == obsolete_long_cycle ? prev : 0;
           if (d == obsolete_cycle) break;  // the second node only: the head's next names it
+          if (d == obsolete_long_cycle && ++nth == long_cycle) {
+            p.ptr<pt::dnode>(root->head)->next = off;
+            break;
+          }
         }
       }
+      ASSERT_TRUE(d != obsolete_long_cycle || nth == long_cycle) << "too few nodes";
       idx->close();
       idx = reopen();
       auto corrupt = [](auto&& op) { test::exit_0_if_corrupt(op); };
       EXPECT_EXIT(corrupt([&] {
-                    for (uint64_t k = 1; k < 100; ++k) idx->lookup(k);
+                    for (uint64_t k = 1; k < keys; ++k) idx->lookup(k);
                   }),
                   testing::ExitedWithCode(0), "")
           << "lookups";
       EXPECT_EXIT(corrupt([&] {
                     test::each_thread_corrupt(2, [&](unsigned) {
-                      for (uint64_t k = 1; k < 100; ++k) idx->update(k, 7);
+                      for (uint64_t k = 1; k < keys; ++k) idx->update(k, 7);
                     });
                   }),
                   testing::ExitedWithCode(0), "")

@@ -48,15 +48,17 @@ bool tree<K>::upgrade(dnode* n, uint64_t v) noexcept {
 // walk that met r obsolete cannot meet it again by links: met twice, it is
 // damage, and so is a prev that names no node left of r. The list keeps
 // the last k_met met (a legitimate chain of merged nodes, while the SMO
-// thread lags, may be longer: the list starts again rather than the walk),
-// so a damaged cycle through more than k_met obsolete nodes is not caught
-// here (check() reports every such node).
+// thread lags, may be longer: the list starts again rather than the walk);
+// a damaged cycle through more than k_met obsolete nodes is caught by the
+// count: a walk that met more obsolete nodes than the pool can hold met
+// one twice.
 template <class K>
-uint64_t tree<K>::prev_of(const dnode* n, const dnode** met, unsigned& nmet) const {
-  for (unsigned i = 0; i < nmet; ++i)
-    if (met[i] == n) corrupt("an obsolete node is still in the list (damaged pool)");
-  if (nmet == k_met) nmet = 0;
-  met[nmet++] = n;
+uint64_t tree<K>::prev_of(const dnode* n, obsolete_met& w) const {
+  for (unsigned i = 0; i < w.n; ++i)
+    if (w.last[i] == n) corrupt("an obsolete node is still in the list (damaged pool)");
+  if (++w.total > p_.size() / sizeof(dnode)) corrupt("a cycle through obsolete nodes (damaged pool)");
+  if (w.n == k_met) w.n = 0;
+  w.last[w.n++] = n;
   const uint64_t pv = load_acq(&n->prev);
   if (!node_in_heap(pv)) corrupt("an obsolete node names no left neighbour (damaged pool)");
   if constexpr (K::k_blocks)
@@ -73,13 +75,12 @@ dnode* tree<K>::locate(probe_arg k, uint64_t& v) const {
   const std::string_view kb = anchors<K>::of_probe(k, buf);
   for (unsigned spins = 0;; ++spins) {
     uint64_t off = layer_.find(kb);
-    const dnode* met[k_met];  // the obsolete nodes this walk met
-    unsigned nmet = 0;
+    obsolete_met met;  // the obsolete nodes this walk met
     while (off) {
       dnode* n = at(off);
       uint64_t ver = read_begin(n);
       if (obsolete(ver)) {  // merged into its left neighbour (prev is final)
-        off = prev_of(n, met, nmet);
+        off = prev_of(n, met);
         continue;
       }
       if (K::less(k, low_of(n))) break;  // a hint right of the key (a racing erase): from the top

@@ -267,9 +267,14 @@ class tree final : public detail::collect_calls<tree<K>, K> {
   }
   // The left neighbour an obsolete node n names (prev), checked: a damaged
   // pool may mark any node obsolete, and then prev is whatever bytes were
-  // there. `met`/`nmet`: the obsolete nodes this walk met (see locate()).
-  uint64_t prev_of(const dnode* n, const dnode** met, unsigned& nmet) const;
+  // there. `w`: the obsolete nodes this walk met (see locate()).
   static constexpr unsigned k_met = 64;
+  struct obsolete_met {
+    const dnode* last[k_met];  // the last k_met, a ring
+    unsigned n = 0;
+    uint64_t total = 0;
+  };
+  uint64_t prev_of(const dnode* n, obsolete_met& w) const;
 
   // A structure modification on its way to the search layer: its log entry
   // (null under the mutant split_unlogged), thread slot and entry index.

@@ -88,10 +88,16 @@ void tree::publish(uint64_t* slot, uint64_t off, const uint64_t* fresh, size_t n
   if (!mut_.on(mutant::publish_before_flush)) p_.store_persist(slot, off);
 }
 
-// Allocates n nodes, all or none (a full pool changes nothing).
+// Allocates n nodes, all or none (a full pool, or no DRAM for the heap's
+// bookkeeping, changes nothing).
 void tree::new_nodes(uint64_t* out, int n, bool leaf) {
   for (int i = 0; i < n; ++i) {
-    out[i] = p_.alloc(node_bytes_);
+    try {
+      out[i] = p_.alloc(node_bytes_);
+    } catch (...) {  // std::bad_alloc
+      while (i-- > 0) p_.free(out[i]);
+      throw;
+    }
     if (!out[i]) {
       while (i-- > 0) p_.free(out[i]);
       throw error(errc::pool_full, "pool " + p_.path() + " is full (" + std::to_string(p_.size()) + " bytes)");
@@ -149,7 +155,7 @@ void tree::insert_leaf(uint64_t* slot, uint32_t i, key k, const char* v, uint32_
   uint64_t yo;
   try {
     new_nodes(&yo, 1, true);
-  } catch (const error&) {
+  } catch (...) {  // pool_full or std::bad_alloc
     if (ref) p_.free(ref);
     throw;
   }

@@ -37,6 +37,8 @@ struct tree::edit {
   // Copy-on-write: a copy of the node at off. Never fails for lack of space
   // while the pool's remove reserve lasts (k_remove_reserve).
   uint64_t dup(uint64_t off) {
+    for (auto* v : {&fresh, &old})  // the lists grow first: no throw once o is taken
+      if (v->size() == v->capacity()) v->reserve(2 * v->size() + 16);
     uint64_t o;
     while (!(o = t.p_.alloc_for_remove(t.node_bytes_)))
       if (!t.p_.wait_for_reserve()) {
@@ -195,9 +197,18 @@ bool tree::remove(key k) {
     return true;
   }
   edit ed{*this, nullptr, {}, {}};
-  const uint64_t top_off = ed.dup(*slot);
-  node* top = node_at(top_off);
-  erase(ed, top, k);
+  // Nothing is linked before publish: a throw (std::bad_alloc, pool_full)
+  // frees this remove's copies and leaves the tree as it was.
+  uint64_t top_off;
+  node* top;
+  try {
+    top_off = ed.dup(*slot);
+    top = node_at(top_off);
+    erase(ed, top, k);
+  } catch (...) {
+    ed.discard();
+    throw;
+  }
   uint64_t to = top_off;
   if (!top->leaf && top->n == 0) {  // the root empties: its one child is the root
     to = top->child[0];

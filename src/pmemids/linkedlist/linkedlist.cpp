@@ -59,8 +59,26 @@ void list::relink_successor(uint64_t off, uint64_t prev) {
 }
 
 bool list::insert(key k, const char* v, uint32_t n) {
-  if (map_.count(k)) return false;
+  // The DRAM table's entry first: once the link is durable nothing may
+  // throw (std::bad_alloc there would leave a durable element the table
+  // does not know, which the next insert would unlink and leak).
+  auto [it, added] = map_.try_emplace(k, place{0, tail_});
+  if (!added) return false;
   uint64_t* at = link(tail_);
+  uint64_t e;
+  try {
+    e = link_new(at, k, v, n);
+  } catch (...) {
+    map_.erase(it);
+    throw;
+  }
+  it->second.off = e;
+  tail_ = e;
+  return true;
+}
+
+// A new element holding (k, v), durable, then linked at *at.
+uint64_t list::link_new(uint64_t* at, key k, const char* v, uint32_t n) {
   uint64_t e;
   if (tx()) {
     pm::transaction tx(p_);
@@ -78,9 +96,7 @@ bool list::insert(key k, const char* v, uint32_t n) {
     p_.persist(elem(e), el_.used(n));
     p_.store_persist(at, e);
   }
-  map_.emplace(k, place{e, tail_});
-  tail_ = e;
-  return true;
+  return e;
 }
 
 bool list::update(key k, const char* v, uint32_t n) {

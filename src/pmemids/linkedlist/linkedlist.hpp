@@ -94,6 +94,8 @@ class list {
   uint64_t* link(uint64_t prev) const { return prev ? next(prev) : &root_->head; }
   // The element after `off` (if any) now follows `prev`.
   void relink_successor(uint64_t off, uint64_t prev);
+  // insert: a new element (k, v), durable, then linked at *at.
+  uint64_t link_new(uint64_t* at, key k, const char* v, uint32_t n);
   // Walks the list with bounds (a damaged pool is errc::corrupt): f(element,
   // predecessor). Returns the element count.
   template <class F>

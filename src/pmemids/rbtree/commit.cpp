@@ -75,21 +75,24 @@ void tree::commit_cow(work& w) {
     for (size_t i = 0; i < n; ++i)
       if (to[i] && (!e[i].fresh)) p_.free(to[i]);
   };
-  for (size_t i = 0; i < n; ++i) {
-    if (!copy[i]) continue;
-    if (e[i].fresh) {
-      to[i] = e[i].off;
-      continue;
-    }
-    uint64_t o;
-    while (!(o = w.removing ? p_.alloc_for_remove(node_bytes_) : p_.alloc(node_bytes_)))
-      if (!w.removing || !p_.wait_for_reserve()) {
-        release();
-        for (auto& x : e)
-          if (x.fresh) p_.free(x.off);
-        throw error(errc::pool_full, "pool " + p_.path() + " is full: rbtree found no block");
+  // A throw here (pool_full, or std::bad_alloc from the heap) frees the
+  // copies; the operation's fresh node is its caller's (insert).
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      if (!copy[i]) continue;
+      if (e[i].fresh) {
+        to[i] = e[i].off;
+        continue;
       }
-    to[i] = o;
+      uint64_t o;
+      while (!(o = w.removing ? p_.alloc_for_remove(node_bytes_) : p_.alloc(node_bytes_)))
+        if (!w.removing || !p_.wait_for_reserve())
+          throw error(errc::pool_full, "pool " + p_.path() + " is full: rbtree found no block");
+      to[i] = o;
+    }
+  } catch (...) {
+    release();
+    throw;
   }
   auto remap = [&](uint64_t off) {
     const size_t j = off ? w.find(off) : SIZE_MAX;

@@ -61,6 +61,22 @@ bool tree::insert(key k, const char* v, uint32_t n) {
   w.path = std::move(path);
   for (uint64_t o : w.path) w.index(o);  // every changed node's parent is in the set
   const uint64_t z = tx ? tx->alloc(node_bytes_) : p_.alloc_or_throw(node_bytes_);
+  // Until commit() links it, z is this insert's alone: a throw on the way
+  // (std::bad_alloc from the working set, pool_full from the copies) frees
+  // it (tx: the transaction's abort does).
+  try {
+    insert_fixup(w, k, v, n, z);
+  } catch (...) {
+    if (!tx) p_.free(z);
+    throw;
+  }
+  if (tx) tx->commit();
+  return true;
+}
+
+// insert from its fresh node z on: z's record, the CLRS fix-up on the
+// working set, the commit.
+void tree::insert_fixup(work& w, key k, const char* v, uint32_t n, uint64_t z) {
   uint64_t* h = hdr(z);
   h[0] = h[1] = 0;
   h[2] = 1;
@@ -100,8 +116,6 @@ bool tree::insert(key k, const char* v, uint32_t n) {
   }
   w.set_red(w.root, false);
   commit(w);
-  if (tx) tx->commit();
-  return true;
 }
 
 bool tree::remove(key k) {

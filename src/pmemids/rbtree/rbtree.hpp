@@ -104,6 +104,7 @@ class tree {
   // The path from the root to k's node (included) or to where it would
   // hang; returns k's node or 0.
   uint64_t descend(const key& k, std::vector<uint64_t>& path) const;
+  void insert_fixup(work& w, key k, const char* v, uint32_t n, uint64_t z);
   void commit(work& w);
   void commit_cow(work& w);
   std::string check_node(uint64_t x, int depth, bool red_parent, const key* lo, const key* hi, int& black,
