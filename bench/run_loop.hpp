@@ -13,6 +13,7 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <new>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -111,6 +112,7 @@ struct alignas(64) thread_ctx {
   uint64_t bad_values = 0;
   bool exhausted = false;
   std::string error;
+  bool out_of_memory = false;  // error is a std::bad_alloc
   // byte path
   const dataset* data = nullptr;
   uint32_t value_size = 8;
@@ -386,6 +388,10 @@ double in_threads(bool pin, std::vector<thread_ctx>& ctx, shared_state& s, Body 
       while (!s.go.load(std::memory_order_acquire)) std::this_thread::yield();
       try {
         body(t, ctx[t]);
+      } catch (const std::bad_alloc&) {
+        ctx[t].error = "out of memory (a DRAM allocation failed)";
+        ctx[t].out_of_memory = true;
+        s.stop = true;
       } catch (const std::exception& e) {
         ctx[t].error = e.what();
         s.stop = true;
@@ -400,7 +406,8 @@ double in_threads(bool pin, std::vector<thread_ctx>& ctx, shared_state& s, Body 
   for (auto& t : th) t.join();
   auto last = s.start;
   for (auto& c : ctx) {
-    if (!c.error.empty()) throw error(errc::failure, "benchmark thread failed: " + c.error);
+    if (!c.error.empty())
+      throw error(c.out_of_memory ? errc::out_of_memory : errc::failure, "benchmark thread failed: " + c.error);
     last = std::max(last, c.end);
   }
   return secs(last - s.start);  // start to the last thread's end

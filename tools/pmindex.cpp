@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,11 @@ int main(int argc, char** argv) {
     if (e.code() == errc::ok) return 0;  // --describe-options
     std::fprintf(stderr, "pmindex: %s\n", e.what());
     return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "pmindex: out of memory: a DRAM allocation failed (the operation that met it had no effect or all "
+                 "of it; the pool stays consistent)\n");
+    return static_cast<int>(errc::out_of_memory);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pmindex: internal error: %s\n", e.what());
     return static_cast<int>(errc::failure);

@@ -26,6 +26,8 @@ enum class errc : int {
   unsupported = 12,    // mode or feature the index does not support
   value_too_long = 13, // value longer than the index supports
   wrong_mode = 14,     // pool made in a mode this open cannot use (tx vs the others)
+  out_of_memory = 15,  // a DRAM allocation failed (std::bad_alloc): the operation that met it
+                       // had no effect or all of it; the pool stays consistent
 };
 
 class error : public std::runtime_error {

@@ -18,9 +18,12 @@ namespace {
 // lookups about values (`lie`: one off).
 class fibbing_index final : public u64_index {
  public:
-  fibbing_index(pm::pool& p, int64_t skew, bool lie = false) : u64_index(p), skew_(skew), lie_(lie) {}
+  // starve_after: inserts past that many throw std::bad_alloc (DRAM ran out).
+  fibbing_index(pm::pool& p, int64_t skew, bool lie = false, uint64_t starve_after = UINT64_MAX)
+      : u64_index(p), skew_(skew), lie_(lie), starve_after_(starve_after) {}
   bool insert(uint64_t k, uint64_t v) override {
     std::lock_guard l(mu_);
+    if (inserts_ >= starve_after_) throw std::bad_alloc();
     if (inserts_++ && k < last_) g_descending_inserts.fetch_add(1, std::memory_order_relaxed);
     last_ = k;
     return m_.emplace(k, v).second;
@@ -65,6 +68,7 @@ class fibbing_index final : public u64_index {
   std::map<uint64_t, uint64_t> m_;
   int64_t skew_;
   bool lie_;
+  uint64_t starve_after_;
 };
 
 // A byte-keyed map that can lie about values (`lie`: lookups return the
@@ -161,6 +165,11 @@ void register_fibbers() {
       return std::make_unique<fibbing_index>(p, 0, true);
     };
     register_index(e);
+    e.name = "bench-test-out-of-dram";
+    e.factory = [](pm::pool& p, open_kind, const index_config&) -> std::unique_ptr<index> {
+      return std::make_unique<fibbing_index>(p, 0, false, 6000);
+    };
+    register_index(e);
   });
 }
 
@@ -201,6 +210,19 @@ TEST(BenchRunner, CatchesARecordCountMismatch) {
   auto r = run(small("bench-test-fibbing", "ycsb-a"));
   EXPECT_TRUE(r.failed);
   EXPECT_NE(r.failure.find("record count mismatch"), std::string::npos) << r.failure;
+}
+
+// A worker thread that meets std::bad_alloc ends the run with
+// errc::out_of_memory (exit code 15), not an internal error.
+TEST(BenchRunner, OutOfDramIsItsOwnError) {
+  register_fibbers();
+  try {
+    run(small("bench-test-out-of-dram", "update90insert10"));
+    FAIL() << "no error";
+  } catch (const error& e) {
+    EXPECT_EQ(e.code(), errc::out_of_memory) << e.what();
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+  }
 }
 
 TEST(BenchRunner, BaselinesAndParallelModes) {
