@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
 #include <map>
 #include <new>
@@ -123,16 +124,42 @@ void hung(int) {
   _exit(3);
 }
 
-void run(const param& prm) {
-  ::signal(SIGALRM, hung);
-  ::alarm(240);
+// check() passes and the index holds exactly the oracle's records (a full
+// scan; lookups for an unordered index).
+void expect_contents(index& idx, const param& prm, const records& rec,
+                     const std::map<std::string, uint64_t>& oracle, const char* when) {
+  SCOPED_TRACE(when);
+  auto c = idx.check();
+  EXPECT_TRUE(c.ok) << c.message;
+  std::string buf;
+  if (!prm.ordered) {
+    for (auto& [k, v] : oracle) ASSERT_EQ(rec.lookup(idx, k, buf), std::optional<uint64_t>(v));
+    EXPECT_EQ(idx.stats().records, oracle.size());
+    return;
+  }
+  record_buffer rb;
+  std::vector<record> rv;
+  const auto all = rec.found(rec.scan(idx, std::string(prm.bytes ? 0 : 8, '\0'), oracle.size() + 1, rb, rv), rb, rv);
+  EXPECT_EQ(all.size(), oracle.size());
+  const std::vector<std::pair<std::string, uint64_t>> want(oracle.begin(), oracle.end());
+  EXPECT_TRUE(all == want);
+}
+
+options pool_options(const param& prm, const char* what) {
   options o;
   o.index = prm.index;
-  o.pool_path = "/dev/shm/pmindex-alloc-" + std::to_string(getpid()) + "-" + param_name({prm, 0}) + ".pool";
+  o.pool_path = "/dev/shm/pmindex-alloc-" + std::to_string(getpid()) + "-" + what + "-" + param_name({prm, 0}) + ".pool";
   o.pool_size = 64 << 20;
   o.params = prm.bytes ? "keys=bytes" : "";
   if (prm.tx) o.mode = pm::mode::tx;
   o.quiet = true;
+  return o;
+}
+
+void run(const param& prm) {
+  ::signal(SIGALRM, hung);
+  ::alarm(240);
+  const options o = pool_options(prm, "ops");
   ::unlink(o.pool_path.c_str());
   auto idx = open(o);
   const records rec(prm.bytes);
@@ -200,29 +227,14 @@ void run(const param& prm) {
   }
   std::printf("[ alloc ] %s%s%s: %u operations, %u threw bad_alloc\n", prm.index.c_str(),
               prm.bytes ? " keys=bytes" : "", prm.tx ? " mode=tx" : "", ops, thrown);
-  auto expect_contents = [&](const char* when) {
-    SCOPED_TRACE(when);
-    auto c = idx->check();
-    EXPECT_TRUE(c.ok) << c.message;
-    if (!prm.ordered) {
-      for (auto& [k, v] : oracle) ASSERT_EQ(rec.lookup(*idx, k, buf), std::optional<uint64_t>(v));
-      EXPECT_EQ(idx->stats().records, oracle.size());
-      return;
-    }
-    rb.clear();
-    const auto all = rec.found(rec.scan(*idx, std::string(prm.bytes ? 0 : 8, '\0'), oracle.size() + 1, rb, rv), rb, rv);
-    EXPECT_EQ(all.size(), oracle.size());
-    const std::vector<std::pair<std::string, uint64_t>> want(oracle.begin(), oracle.end());
-    EXPECT_TRUE(all == want);
-  };
-  expect_contents("after the failures");
+  expect_contents(*idx, prm, rec, oracle, "after the failures");
   // Retired blocks no limbo list had room for stay allocated by design
   // (sync/epoch.cpp): the test's failures are aimed at the first allocation
   // of each operation, which wears down the lists' headroom.
   const uint64_t lost = idx->pool().epochs().lost();
   idx->close();
   idx = open(o);
-  expect_contents("clean reopen");
+  expect_contents(*idx, prm, rec, oracle, "clean reopen");
   const uint64_t used = idx->pool().usage().used_blocks;
   idx->abandon();
   idx = open(o);
@@ -231,7 +243,7 @@ void run(const param& prm) {
                 static_cast<unsigned long long>(used - idx->report().traced_blocks));
   else
     EXPECT_EQ(idx->report().traced_blocks + lost, used) << "blocks a failed operation leaked (" << lost << " lost by retire)";
-  expect_contents("dirty reopen");
+  expect_contents(*idx, prm, rec, oracle, "dirty reopen");
   idx->close();
   ::unlink(o.pool_path.c_str());
   ::alarm(0);
@@ -240,6 +252,93 @@ void run(const param& prm) {
 TEST_P(AllocFailure, AnOperationThatThrowsBadAllocHadNoEffectOrAllOfIt) { run(GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Indexes, AllocFailure, testing::ValuesIn(all_params()), param_name);
+
+// Opening a pool (after a clean close, or after a crash: recovery) when DRAM
+// runs out part way: the open throws std::bad_alloc and leaves the pool to
+// the next open, which (with DRAM) holds every record, passes check() and
+// finds no block leaked; no lock, file lock or thread is left behind (a
+// background thread left joinable ends the process). The failure is put at
+// every one of the open's first 48 allocations on the calling thread, then
+// at 48 more spread over the rest (--long: every one).
+class AllocFailureAtOpen : public testing::TestWithParam<param> {};
+
+void run_open(const param& prm) {
+  ::signal(SIGALRM, hung);
+  ::alarm(240);
+  const options o = pool_options(prm, "open");
+  ::unlink(o.pool_path.c_str());
+  auto idx = open(o);
+  const records rec(prm.bytes);
+  std::map<std::string, uint64_t> oracle;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(rec.insert(*idx, rec.key(i), i));
+    oracle[rec.key(i)] = i;
+  }
+  for (uint64_t i = 0; i < 2000; i += 7) {  // freed blocks too, and for PACTree merges
+    ASSERT_TRUE(rec.remove(*idx, rec.key(i)));
+    oracle.erase(rec.key(i));
+  }
+  for (bool dirty : {false, true}) {
+    SCOPED_TRACE(dirty ? "dirty pool" : "clean pool");
+    auto leave = [&] {  // the pool as this round needs it
+      if (dirty) idx->abandon();
+      else idx->close();
+      idx.reset();
+    };
+    leave();
+    test::fail_allocation(LONG_MAX);  // counts the open's allocations
+    idx = open(o);
+    const long total = LONG_MAX - test::allocations_left();
+    test::allow_allocations();
+    const uint64_t used = idx->pool().usage().used_blocks;
+    expect_contents(*idx, prm, rec, oracle, "an open with DRAM");
+    leave();
+    std::vector<long> at;
+    for (long n = 0; n < total; ++n)
+      if (test::long_run() || n < 48 || (n - 48) % std::max(1L, (total - 48) / 48) == 0) at.push_back(n);
+    unsigned failed = 0;
+    for (long n : at) {
+      SCOPED_TRACE("allocation " + std::to_string(n) + " of " + std::to_string(total) + " failed");
+      test::fail_allocation(n);
+      bool threw = false;
+      try {
+        idx = open(o);
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      test::allow_allocations();
+      failed += threw;
+      if (threw) idx = open(o);
+      expect_contents(*idx, prm, rec, oracle, threw ? "the open after a failed one" : "an open that ran through");
+      if (!dirty && !kept_by_design(prm.index)) {  // a clean pool's blocks are counted as they were
+        EXPECT_EQ(idx->pool().usage().used_blocks, used);
+      }
+      if (::testing::Test::HasFatalFailure() || ::testing::Test::HasNonfatalFailure()) break;
+      leave();
+    }
+    if (!idx) idx = open(o);
+    std::printf("[ alloc ] %s%s%s, %s pool: an open makes %ld allocations; %zu failed at, %u opens threw\n",
+                prm.index.c_str(), prm.bytes ? " keys=bytes" : "", prm.tx ? " mode=tx" : "", dirty ? "dirty" : "clean",
+                total, at.size(), failed);
+  }
+  // Nothing leaked: a dirty open's tracing finds what a clean one counts.
+  idx->close();
+  idx = open(o);
+  const uint64_t used = idx->pool().usage().used_blocks;
+  idx->abandon();
+  idx = open(o);
+  if (!kept_by_design(prm.index)) {
+    EXPECT_EQ(idx->report().traced_blocks, used) << "blocks a failed open leaked";
+  }
+  expect_contents(*idx, prm, rec, oracle, "the last open");
+  idx->close();
+  ::unlink(o.pool_path.c_str());
+  ::alarm(0);
+}
+
+TEST_P(AllocFailureAtOpen, AFailedOpenLeavesThePoolToTheNextOne) { run_open(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Indexes, AllocFailureAtOpen, testing::ValuesIn(all_params()), param_name);
 
 }  // namespace
 }  // namespace pmindex

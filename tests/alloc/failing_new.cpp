@@ -23,6 +23,7 @@ void maybe_fail() {
 }  // namespace
 
 void fail_allocation(long n) noexcept { t_countdown = n; }
+long allocations_left() noexcept { return t_countdown; }
 bool allow_allocations() noexcept {
   const bool thrown = t_countdown == -2;
   t_countdown = -1;

@@ -10,5 +10,9 @@ namespace pmindex::test {
 void fail_allocation(long n) noexcept;
 // Disarms; true if the armed failure was thrown since fail_allocation().
 bool allow_allocations() noexcept;
+// Armed: the calling thread's allocations left before the failing one (so
+// fail_allocation(LONG_MAX), then a call, then LONG_MAX - this: how many the
+// call made).
+long allocations_left() noexcept;
 
 }  // namespace pmindex::test

@@ -63,6 +63,7 @@ typename inner_layer<K>::key inner_layer<K>::own(const key& k) {
     uint64_t n = (common::kv_block_bytes(v.size(), 0) + 7) & ~uint64_t{7};
     if (n > arena_left_) {  // a new chunk; the rest of the old one is wasted
       uint64_t c = std::max<uint64_t>(n, 64 << 10);
+      arena_.reserve(arena_.size() + 1);  // first: the chunk cannot leak
       arena_.emplace_back(new char[c]);
       arena_next_ = arena_.back().get();
       arena_left_ = c;

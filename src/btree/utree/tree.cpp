@@ -17,6 +17,16 @@ template <class K>
 tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
     : base(p), p_(p), mut_(cfg), layer_(k_layer_fanout) {
   cap_ = unsigned(cfg.u64("leaf"));
+  try {
+    attach(kind);
+  } catch (...) {  // std::bad_alloc, errc::corrupt: no destructor runs, so the DRAM leaves go here
+    free_leaves();
+    throw;
+  }
+}
+
+template <class K>
+void tree<K>::attach(open_kind kind) {
   if (kind == open_kind::created) {
     const uint64_t h = p_.alloc_or_throw(sizeof(lnode));
     std::memset(p_.template ptr<void>(h), 0, sizeof(lnode));
@@ -35,18 +45,26 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
 
 template <class K>
 tree<K>::~tree() {
+  free_leaves();
+}
+
+template <class K>
+void tree<K>::free_leaves() noexcept {
   for (leaf* l = first_; l;) {
     leaf* nx = l->next;
     free_leaf(l);
     l = nx;
   }
+  first_ = nullptr;
   for (auto& [l, e] : grave_) free_leaf(l);
+  grave_.clear();
 }
 
 // Every open: one walk of the list, each link, (bytes) kv block and key
 // order checked before it is trusted; DIRTY bits cleared (a dirty open may
 // find them; they mean nothing once the line is in the pool). Leaves are
-// filled to 3/4 so the first inserts do not split them all. No allocation.
+// filled to 3/4 so the first inserts do not split them all. No pool
+// allocation (a throw, e.g. std::bad_alloc for a DRAM leaf, frees them: attach()).
 template <class K>
 void tree<K>::rebuild(bool dirty) {
   (void)dirty;  // a clean close may also leave a DIRTY bit (its clearing store is not flushed)

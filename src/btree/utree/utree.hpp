@@ -190,6 +190,8 @@ class tree final : public detail::collect_calls<tree<K>, K> {
   void unlink_leaf(leaf* l, leaf* left);  // both locked, l empty
   void bury(leaf* l);                     // after its unlock: freed two epochs later
   void rebuild(bool dirty);
+  void attach(open_kind kind);  // the constructor's work: a new root, or the list read back (rebuild)
+  void free_leaves() noexcept;  // every DRAM leaf (the destructor; a constructor that throws)
 
   // --- the list (list.cpp)
   lnode* node(uint64_t off) const noexcept { return p_.template ptr<lnode>(off); }
