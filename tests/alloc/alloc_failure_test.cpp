@@ -338,6 +338,90 @@ void run_open(const param& prm) {
 
 TEST_P(AllocFailureAtOpen, AFailedOpenLeavesThePoolToTheNextOne) { run_open(GetParam()); }
 
+// DRAM failures in every thread: while an operation runs, every n-th
+// allocation in the process throws, so an index's background threads
+// (DPTree's merges, PACTree's SMO thread) meet them too, where a throw out
+// of the thread would end the process. Small nodes and merge thresholds
+// make the background work frequent. The same checks as AllocFailure.
+class AllocFailureEverywhere : public testing::TestWithParam<param> {};
+
+void run_everywhere(const param& prm) {
+  ::signal(SIGALRM, hung);
+  ::alarm(240);
+  options o = pool_options(prm, "everywhere");
+  const std::string small = prm.index == "dptree" ? "leaf=4,merge_min=4" : prm.index == "pactree" ? "node=4" : "";
+  if (!small.empty()) o.params = o.params.empty() ? small : o.params + "," + small;
+  ::unlink(o.pool_path.c_str());
+  auto idx = open(o);
+  const records rec(prm.bytes);
+  std::map<std::string, uint64_t> oracle;
+  std::mt19937_64 rng(11);
+  uint64_t next = 0;
+  for (; next < 500; ++next) {
+    ASSERT_TRUE(rec.insert(*idx, rec.key(next), next));
+    oracle[rec.key(next)] = next;
+  }
+  std::string buf;
+  unsigned long thrown = 0;
+  const unsigned ops = test::long_run() ? 30000 : 3000;
+  for (unsigned op = 0; op < ops; ++op) {
+    const unsigned kind = unsigned(rng() % 8);  // 0-4 insert, 5 update, 6-7 remove
+    const uint64_t id = kind < 5 ? next++ : rng() % next;
+    const std::string k = rec.key(id);
+    const uint64_t v = rng();
+    SCOPED_TRACE("op " + std::to_string(op) + " kind " + std::to_string(kind));
+    for (unsigned attempt = 0;; ++attempt) {
+      ASSERT_LT(attempt, 1000u) << "an operation that never ran through";
+      const auto before = oracle.count(k) ? std::optional<uint64_t>(oracle[k]) : std::nullopt;
+      bool ok = false, threw = false;
+      test::fail_everywhere(17 + 7 * attempt + op % 13);
+      try {
+        if (kind < 5) ok = rec.insert(*idx, k, v);
+        else if (kind == 5) ok = rec.update(*idx, k, v);
+        else ok = rec.remove(*idx, k);
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      thrown += test::fail_everywhere(0);
+      std::optional<uint64_t> after = before;
+      if (kind < 5 && !before) after = v;
+      if (kind == 5 && before) after = v;
+      if (kind >= 6) after.reset();
+      const auto now = rec.lookup(*idx, k, buf);
+      if (!threw) {
+        ASSERT_EQ(ok, kind < 5 ? !before : bool(before));
+        ASSERT_EQ(now, after);
+      } else {
+        ASSERT_TRUE(now == before || now == after) << "a failed operation left a third state";
+      }
+      if (now) oracle[k] = *now;
+      else oracle.erase(k);
+      if (!threw || now != before) break;
+    }
+  }
+  std::printf("[ alloc ] %s%s%s: %u operations, %lu allocations failed in some thread\n", prm.index.c_str(),
+              prm.bytes ? " keys=bytes" : "", prm.tx ? " mode=tx" : "", ops, thrown);
+  expect_contents(*idx, prm, rec, oracle, "after the failures");
+  const uint64_t lost = idx->pool().epochs().lost();
+  idx->close();
+  idx = open(o);
+  expect_contents(*idx, prm, rec, oracle, "clean reopen");
+  const uint64_t used = idx->pool().usage().used_blocks;
+  idx->abandon();
+  idx = open(o);
+  if (!kept_by_design(prm.index)) {
+    EXPECT_EQ(idx->report().traced_blocks + lost, used) << "blocks a failed operation leaked";
+  }
+  expect_contents(*idx, prm, rec, oracle, "dirty reopen");
+  idx->close();
+  ::unlink(o.pool_path.c_str());
+  ::alarm(0);
+}
+
+TEST_P(AllocFailureEverywhere, BackgroundThreadsMeetTheFailuresToo) { run_everywhere(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Indexes, AllocFailureEverywhere, testing::ValuesIn(all_params()), param_name);
+
 INSTANTIATE_TEST_SUITE_P(Indexes, AllocFailureAtOpen, testing::ValuesIn(all_params()), param_name);
 
 }  // namespace

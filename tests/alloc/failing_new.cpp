@@ -4,6 +4,7 @@
 // libstdc++ call these and catch.
 #include "failing_new.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
@@ -13,7 +14,14 @@ namespace {
 // before the one that fails.
 thread_local long t_countdown = -1;
 
+std::atomic<unsigned long> g_every{0}, g_count{0}, g_thrown{0};
+
 void maybe_fail() {
+  if (const unsigned long every = g_every.load(std::memory_order_relaxed)) [[unlikely]]
+    if (g_count.fetch_add(1, std::memory_order_relaxed) % every == every - 1) {
+      g_thrown.fetch_add(1, std::memory_order_relaxed);
+      throw std::bad_alloc();
+    }
   if (t_countdown < 0) return;
   if (t_countdown-- == 0) {
     t_countdown = -2;
@@ -24,6 +32,10 @@ void maybe_fail() {
 
 void fail_allocation(long n) noexcept { t_countdown = n; }
 long allocations_left() noexcept { return t_countdown; }
+unsigned long fail_everywhere(unsigned long every) noexcept {
+  g_every.store(every);  // the count runs on: short calls meet a failure too
+  return g_thrown.exchange(0);
+}
 bool allow_allocations() noexcept {
   const bool thrown = t_countdown == -2;
   t_countdown = -1;

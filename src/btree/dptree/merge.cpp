@@ -5,6 +5,7 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "btree/dptree/dptree.hpp"
@@ -82,6 +83,8 @@ void tree<K>::merge_thread() {
         again = merge(*f);
       } catch (const error&) {  // a full pool: the buffer stays frozen, a later write retries
         merge_failures_.fetch_add(1, std::memory_order_relaxed);
+      } catch (const std::bad_alloc&) {  // no DRAM: the same (a throw out of this thread would end the process)
+        merge_failures_.fetch_add(1, std::memory_order_relaxed);
       }
     }
     if (again) {  // writes during the merge may have filled the next buffer
@@ -134,6 +137,8 @@ void tree<K>::merge_all() {
       if (!merge(*f)) return;
     }
   } catch (const error&) {
+    merge_failures_.fetch_add(1, std::memory_order_relaxed);
+  } catch (const std::bad_alloc&) {  // what is not merged is the next open's replay
     merge_failures_.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -333,11 +338,15 @@ void tree<K>::carry(const items_t& rest) {
   size_t carried = 0;
   for (size_t i = 0; i < rest.size(); ++i) {
     auto& [k, v] = rest[i];
-    if (a.map.contains(k)) {
-      if constexpr (k_bytes) {
-        std::unique_lock lk(a.mu);
-        a.garbage.push_back(v.word);
-      }
+    if (auto it = a.map.find(k); it != a.map.end()) {
+      // keys=bytes: the same block is this entry carried by an earlier
+      // try of this merge that a throw cut short (std::bad_alloc in
+      // apply): it stays the active buffer's, not garbage.
+      if constexpr (k_bytes)
+        if (it->second.word != v.word) {
+          std::unique_lock lk(a.mu);
+          a.garbage.push_back(v.word);
+        }
       continue;
     }
     const unsigned s = stripe_of(hs[i]);
@@ -404,20 +413,30 @@ bool tree<K>::merge(buffer& f) {
   std::map<size_t, plan> plans;
   std::vector<uint64_t> free_after, dead;
   int64_t delta = 0;
-  auto drop_fresh = [&] {  // unreachable new leaves of a merge that will not commit
+  // A merge that will not commit: its new leaves (unreachable) are freed,
+  // and each leaf it stamped {g, other copy} is stamped {g0, current copy}
+  // again. Readers read the same copy either way; a crash leaves either
+  // stamp to recovery; check() and the next merge see no trace of it.
+  auto undo = [&] {
     for (auto& [idx, pl] : plans)
       for (auto& o : pl.outs)
         if (o.fresh && o.off) free_leaf(o.off);
+        else if (!o.fresh) store_rel(&at(o.off)->stamp, (g0 << 1) | cur_copy(at(o.off)));
   };
   std::vector<std::pair<const void*, size_t>> lines;
   std::vector<uint64_t> chain;
   std::vector<std::pair<typename K::key, uint64_t>> mins;
+  std::unique_ptr<detail::inner_layer<K>> layer;
+  bloom fresh_filter;
+  // Until the commit a throw (pool_full, std::bad_alloc) leaves the
+  // current version as it was: what was written is unreachable from it,
+  // and the fresh leaves are freed.
   try {
     // 1. Plans: the leaves the frozen entries fall in, in key order.
     size_t i = 0;
     while (i < items.size()) {
       if (abort_.load(std::memory_order_relaxed)) {
-        drop_fresh();
+        undo();
         return false;
       }
       size_t lo = plans.empty() ? 0 : plans.rbegin()->first + 1, hi = leaves_.size();
@@ -480,7 +499,7 @@ bool tree<K>::merge(buffer& f) {
     // 2. Next-version leaves and metadata, the new chain and its inner nodes.
     for (auto& [idx, pl] : plans) {
       if (abort_.load(std::memory_order_relaxed)) {
-        drop_fresh();
+        undo();
         return false;
       }
       const uint64_t after = first_after(idx);
@@ -509,15 +528,14 @@ bool tree<K>::merge(buffer& f) {
           mins.emplace_back(layer_key(slots(l)[cur(l).order[0]]), leaves_[j]);
       }
     }
+    layer = std::make_unique<detail::inner_layer<K>>(64);
+    layer->build(mins);
+    fresh_filter.reset(
+        16 * std::max<uint64_t>(merge_min_, uint64_t(int64_t(base_records_) + delta) * merge_permille_ / 1000));
   } catch (...) {
-    drop_fresh();
+    undo();
     throw;
   }
-  auto layer = std::make_unique<detail::inner_layer<K>>(64);
-  layer->build(mins);
-  bloom fresh_filter;
-  fresh_filter.reset(
-      16 * std::max<uint64_t>(merge_min_, uint64_t(int64_t(base_records_) + delta) * merge_permille_ / 1000));
 
   // CARRY (a partial merge: the pool had no leaf for some leaf's new
   // records): those records are appended to the active buffer's log (its
@@ -528,7 +546,7 @@ bool tree<K>::merge(buffer& f) {
   try {
     if (!rest.empty() && !late_carry) carry(rest);
   } catch (...) {
-    drop_fresh();
+    undo();
     throw;
   }
 
@@ -571,7 +589,10 @@ bool tree<K>::merge(buffer& f) {
   for (uint64_t b : free_after) p_.free(b);
   for (uint64_t b : garbage) p_.free(b);
   for (uint64_t d : dead) free_leaf(d);
-  trim_log(unsigned(f.tag % 2));
+  try {  // committed: nothing after the commit may throw; giving log space back can wait for the next merge
+    trim_log(unsigned(f.tag % 2));
+  } catch (const std::bad_alloc&) {
+  }
   const pm::counters c1 = pm::thread_counters();
   merge_lines_.fetch_add(c1.lines_flushed - c0.lines_flushed, std::memory_order_relaxed);
   merge_fences_.fetch_add(c1.fences - c0.fences, std::memory_order_relaxed);
