@@ -259,6 +259,7 @@ uint64_t tree<Bytes>::make_layer(uint64_t old_kv, const probe& k, uint64_t kv, s
     slot_t* link = nullptr;  // the entry of the previous layer that names this one
     for (;; ++d) {
       const ikey a = ikey_at(ok, d), b = k.at(d);
+      made.reserve(made.size() + 1);  // first: the push below cannot throw, the leaf cannot leak
       uint64_t off = new_leaf(0, make_ikey(0, 0));
       made.push_back(off);
       leaf* l = at(off);
