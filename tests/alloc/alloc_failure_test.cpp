@@ -156,6 +156,32 @@ options pool_options(const param& prm, const char* what) {
   return o;
 }
 
+// After the failures: the contents, a clean and a dirty reopen with the
+// same contents, and no block leaked (a dirty open's tracing finds what a
+// clean one counts). Retired blocks no limbo list had room for stay
+// allocated by design (sync/epoch.cpp): failures aimed at the first
+// allocation of each operation wear down the lists' headroom.
+void finish(std::unique_ptr<index>& idx, const options& o, const param& prm, const records& rec,
+            const std::map<std::string, uint64_t>& oracle) {
+  expect_contents(*idx, prm, rec, oracle, "after the failures");
+  const uint64_t lost = idx->pool().epochs().lost();
+  idx->close();
+  idx = open(o);
+  expect_contents(*idx, prm, rec, oracle, "clean reopen");
+  const uint64_t used = idx->pool().usage().used_blocks;
+  idx->abandon();
+  idx = open(o);
+  if (const char* why = kept_by_design(prm.index))
+    std::printf("[ alloc ] no leak check: %s (%llu blocks)\n", why,
+                static_cast<unsigned long long>(used - idx->report().traced_blocks));
+  else
+    EXPECT_EQ(idx->report().traced_blocks + lost, used) << "blocks a failed operation leaked (" << lost << " lost by retire)";
+  expect_contents(*idx, prm, rec, oracle, "dirty reopen");
+  idx->close();
+  ::unlink(o.pool_path.c_str());
+  ::alarm(0);
+}
+
 void run(const param& prm) {
   ::signal(SIGALRM, hung);
   ::alarm(240);
@@ -227,26 +253,7 @@ void run(const param& prm) {
   }
   std::printf("[ alloc ] %s%s%s: %u operations, %u threw bad_alloc\n", prm.index.c_str(),
               prm.bytes ? " keys=bytes" : "", prm.tx ? " mode=tx" : "", ops, thrown);
-  expect_contents(*idx, prm, rec, oracle, "after the failures");
-  // Retired blocks no limbo list had room for stay allocated by design
-  // (sync/epoch.cpp): the test's failures are aimed at the first allocation
-  // of each operation, which wears down the lists' headroom.
-  const uint64_t lost = idx->pool().epochs().lost();
-  idx->close();
-  idx = open(o);
-  expect_contents(*idx, prm, rec, oracle, "clean reopen");
-  const uint64_t used = idx->pool().usage().used_blocks;
-  idx->abandon();
-  idx = open(o);
-  if (const char* why = kept_by_design(prm.index))
-    std::printf("[ alloc ] no leak check: %s (%llu blocks)\n", why,
-                static_cast<unsigned long long>(used - idx->report().traced_blocks));
-  else
-    EXPECT_EQ(idx->report().traced_blocks + lost, used) << "blocks a failed operation leaked (" << lost << " lost by retire)";
-  expect_contents(*idx, prm, rec, oracle, "dirty reopen");
-  idx->close();
-  ::unlink(o.pool_path.c_str());
-  ::alarm(0);
+  finish(idx, o, prm, rec, oracle);
 }
 
 TEST_P(AllocFailure, AnOperationThatThrowsBadAllocHadNoEffectOrAllOfIt) { run(GetParam()); }
@@ -401,21 +408,7 @@ void run_everywhere(const param& prm) {
   }
   std::printf("[ alloc ] %s%s%s: %u operations, %lu allocations failed in some thread\n", prm.index.c_str(),
               prm.bytes ? " keys=bytes" : "", prm.tx ? " mode=tx" : "", ops, thrown);
-  expect_contents(*idx, prm, rec, oracle, "after the failures");
-  const uint64_t lost = idx->pool().epochs().lost();
-  idx->close();
-  idx = open(o);
-  expect_contents(*idx, prm, rec, oracle, "clean reopen");
-  const uint64_t used = idx->pool().usage().used_blocks;
-  idx->abandon();
-  idx = open(o);
-  if (!kept_by_design(prm.index)) {
-    EXPECT_EQ(idx->report().traced_blocks + lost, used) << "blocks a failed operation leaked";
-  }
-  expect_contents(*idx, prm, rec, oracle, "dirty reopen");
-  idx->close();
-  ::unlink(o.pool_path.c_str());
-  ::alarm(0);
+  finish(idx, o, prm, rec, oracle);
 }
 
 TEST_P(AllocFailureEverywhere, BackgroundThreadsMeetTheFailuresToo) { run_everywhere(GetParam()); }
