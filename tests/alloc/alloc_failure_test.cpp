@@ -381,7 +381,8 @@ void run_everywhere(const param& prm) {
       ASSERT_LT(attempt, 1000u) << "an operation that never ran through";
       const auto before = oracle.count(k) ? std::optional<uint64_t>(oracle[k]) : std::nullopt;
       bool ok = false, threw = false;
-      test::fail_everywhere(17 + 7 * attempt + op % 13);
+      const unsigned long every = 17 + 7 * attempt + rng() % 13;
+      test::fail_everywhere(every, rng() % every);
       try {
         if (kind < 5) ok = rec.insert(*idx, k, v);
         else if (kind == 5) ok = rec.update(*idx, k, v);

@@ -32,8 +32,10 @@ void maybe_fail() {
 
 void fail_allocation(long n) noexcept { t_countdown = n; }
 long allocations_left() noexcept { return t_countdown; }
-unsigned long fail_everywhere(unsigned long every) noexcept {
-  g_every.store(every);  // the count runs on: short calls meet a failure too
+unsigned long fail_everywhere(unsigned long every, unsigned long phase) noexcept {
+  g_every.store(0);
+  g_count.store(phase);
+  g_every.store(every);
   return g_thrown.exchange(0);
 }
 bool allow_allocations() noexcept {

@@ -12,10 +12,11 @@ void fail_allocation(long n) noexcept;
 bool allow_allocations() noexcept;
 // Every thread, background threads included: while armed (every > 0),
 // every `every`-th allocation made anywhere in the process throws
-// std::bad_alloc (the count of allocations runs on across armings, so
-// calls that allocate less than `every` meet failures too). 0 disarms.
-// Returns how many were thrown since the call before.
-unsigned long fail_everywhere(unsigned long every) noexcept;
+// std::bad_alloc, counting from `phase` (a random phase per arming: calls
+// that allocate less than `every` meet failures too, and a retried call is
+// not failed at the same place each time by a count that moves in step
+// with it). 0 disarms. Returns how many were thrown since the call before.
+unsigned long fail_everywhere(unsigned long every, unsigned long phase = 0) noexcept;
 // Armed: the calling thread's allocations left before the failing one (so
 // fail_allocation(LONG_MAX), then a call, then LONG_MAX - this: how many the
 // call made).
