@@ -7,7 +7,7 @@
 // caller that pins its threads) that writer is pinned to one CPU, so the
 // merges that should run on a core of their own shared the writer's: a
 // 1-thread update90insert10 used one core of two in all, the writer asleep
-// a third of the time waiting for merges (session 52, docs/results/dptree.md).
+// a third of the time waiting for merges.
 // The thread takes the affinity of the process's main thread instead:
 // every CPU the process may run on, or what the user asked for with
 // taskset/numactl (they set the main thread's); the inherited one if that

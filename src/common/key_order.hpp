@@ -5,7 +5,7 @@
 // a compare and only a tie reads the keys' bytes. The B-trees store it in
 // their slots (btree/detail/keys.hpp); scans compare with key_less, whose
 // inline path replaced a library memcmp call that was 14% of a ROART ycsb-e
-// run (docs/results/issue20.md, session 49).
+// run.
 #pragma once
 
 #include <cstdint>

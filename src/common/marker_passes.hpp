@@ -5,7 +5,7 @@
 // wait until the writer clears it, a flush and a fence later. A clean close
 // leaves no marker and a dirty open clears them all; a damaged clean pool
 // may still hold one, and a reader then waited for a writer that did not
-// exist: forever (`pmindex verify` of such a pool hung; session 52).
+// exist: forever (`pmindex verify` of such a pool hung).
 //
 // So each writer counts its passes through the sections in which it holds
 // a marker, on its pool thread slot's own line, and a reader that has

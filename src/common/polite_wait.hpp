@@ -6,8 +6,8 @@
 // other thread is asleep in the kernel ('S'): a waiter that only yields is
 // 'R' and holds each crash point up to its timeout (2 s with one history
 // thread beside a background thread; DPTree's merge thread waiting for a
-// writer stopped inside the writer gate made its crash tests 16x slower,
-// session 33) and the image is then checked without its leak count.
+// writer stopped inside the writer gate made its crash tests 16x slower)
+// and the image is then checked without its leak count.
 // Short waits (the usual case) never reach the sleep.
 //
 // But a sleeper is not blocked: it wakes by itself, and if what it waited

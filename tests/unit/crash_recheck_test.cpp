@@ -11,7 +11,7 @@
 // for it: the first child hangs on the copy of the held lock, the parent's
 // thread then lets go, and the second child recovers. A holder that sleeps
 // instead ('S': the freeze counts it as blocked) makes the image frozen,
-// and a frozen image's hung child is checked again too (CI, session 36:
+// and a frozen image's hung child is checked again too (in CI,
 // DPTree children of frozen images hung on an allocator lock).
 #include <sys/stat.h>
 #include <unistd.h>

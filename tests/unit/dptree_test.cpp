@@ -1,5 +1,5 @@
 // DPTree (src/btree/dptree): a regression test named after each bug of the
-// original (zxjcarrot/DPTree-code) listed in issue 15, and the cases the
+// original (zxjcarrot/DPTree-code) that the port avoids, and the cases the
 // generic suites do not reach: small leaves and small buffers against a
 // std::map oracle so merges split and empty leaves while the background
 // thread runs, clean reopen without replay, dirty reopen with replay of both

@@ -1,7 +1,7 @@
 // PermART keys=bytes unit tests: a std::map<string, string> oracle for every
 // operation over keys of 0..300 bytes that share prefixes (with \0 and \xff
-// bytes), prefix chains (keys that are proper prefixes of others: ROART's
-// issue 1), the longest key and one byte more, values of 0 to 1 MiB, scans
+// bytes), prefix chains (keys that are proper prefixes of others: a bug
+// the ROART original's tracker reports), the longest key and one byte more, values of 0 to 1 MiB, scans
 // and ranges from between keys and across prefix boundaries, deep nodes
 // (prefixes past 2048 bytes), clean and dirty reopen with a block-count leak
 // check, a full pool, 2-Log reconciliation with kv blocks. Atomic byte-key

@@ -416,7 +416,7 @@ TEST_P(PermArtReopen, DamagedLockIsCorruptNotAHang) {
       else
         EXPECT_EXIT(corrupt([&] { idx->insert(100, 100); }), testing::ExitedWithCode(0), "");
       // Two writers waiting on the one word: each waited inside its own
-      // writer section, so each saw the other inside, forever (session 54).
+      // writer section, so each saw the other inside, forever.
       EXPECT_EXIT(corrupt([&] {
                     test::each_thread_corrupt(2, [&](unsigned i) {
                       if (*keys)

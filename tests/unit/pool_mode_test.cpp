@@ -60,7 +60,7 @@ std::unique_ptr<pm::pool> raw(const std::string& path, std::optional<pm::mode> m
   return pm::pool::open(po);
 }
 
-// Regression (issue 19): a pool reopened without a mode ran in persist,
+// Regression: a pool reopened without a mode ran in persist,
 // whatever it was created in. The mode shows in what the open does: eadr
 // fences without flushing, volatile does neither.
 TEST(PoolMode, ReopenWithoutAModeUsesTheStoredOne) {
@@ -106,7 +106,7 @@ TEST(PoolMode, CommandLineReopensInTheStoredMode) {
 
 // A damaged creation time (the header's word at 88, which no check
 // covers) that gmtime cannot represent: `info` crashed in strftime
-// (damagetest --index permart, session 52); it prints the number instead.
+// (found by damagetest --index permart); it prints the number instead.
 TEST(PoolMode, InfoSurvivesACreationTimeNoCalendarHolds) {
   temp_pool tp("ctime");
   ASSERT_EQ(run_pmindex({"load", "--index", "canary", "--pool", tp.path(), "--pool-size", "8M", "--keys", "10"}), 0);

@@ -1,5 +1,5 @@
 // uTree (src/btree/utree): a regression test named after each bug of the
-// original (thustorage/nvm-datastructure) listed in issue 15, the cost of
+// original (thustorage/nvm-datastructure) that the port avoids, the cost of
 // each operation, and the structural cases the generic suites do not reach:
 // small leaves against a std::map oracle (leaves split and, emptied, are
 // unlinked), DIRTY bits left in the pool, a SIGKILLed writer. Sizes grow

@@ -50,8 +50,8 @@ struct optimistic_lock {
   // Publishes the critical section's stores with the new even version. Only
   // the holder writes an odd word, so this is a release store, not a locked
   // add: on x86 a locked instruction is a full fence, and the one here waited
-  // for the critical section's flushes to complete (WORT inserts 1.2x
-  // without it, docs/results/issue20.md "Session 37"). What a reader needs
+  // for the critical section's flushes to complete (WORT inserts ran
+  // 1.2x faster without it). What a reader needs
   // (the stores before it, and a commit's flush + fence before the version
   // it sees) the release store and the commit's own fence give.
   void unlock() noexcept { __atomic_store_n(&word_, __atomic_load_n(&word_, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE); }

@@ -80,8 +80,7 @@ void art_bytes_index<P>::prefetch_children(const walk_frame& f) {
 // ---------------------------------------------------------------- scans
 // Level by level, as tree.hpp's u64 scans (the depth-first walk above
 // waited on each node below the ones it could ask for ahead: a byte scan100
-// ran at a quarter of the u64 one; measured: docs/results/issue20.md,
-// session 51). A node's end-of-key leaf sorts before its
+// ran at a quarter of the u64 one). A node's end-of-key leaf sorts before its
 // children, so a node is replaced in a list by that leaf, then its children.
 
 // The words right of the path to `from` into f in key order: deepest first.

@@ -131,8 +131,8 @@ class node_locks {
 };
 
 // LOOKUPS read no versions. Lock coupling costs a lookup a load of a lock
-// per node, and that measured ~25-30% of a 1-thread WORT lookup (docs/
-// results/wort_lookup.md "Probes": loads on the way or all at the end alike). A
+// per node, and that measured ~25-30% of a 1-thread WORT lookup (loads on
+// the way or all at the end alike). A
 // lookup instead walks with plain acquire loads (tree.hpp: walk):
 //  - Under the pin every block it meets stays readable, and every commit is
 //    one atomic store, so each word it reads is one some writer stored.

@@ -135,7 +135,6 @@ class art_index final : public u64_index, node_kit<P, false> {
   // a scan (the gate), so the words stay. A list stops where the records
   // guessed below its words fill the walk; a walk that then finds too few
   // (a guess too high) is "cut" and the scan walks again from its last key.
-  // Measured: docs/results/scan.md, session 47.
   static constexpr size_t k_batch = 4096;  // records per walk (longer scans: walks again from the last key)
   using list = walk_list;
   struct walk_state {

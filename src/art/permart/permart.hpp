@@ -61,7 +61,7 @@
 // block) +1 line +1 allocation per insert; 100-byte values (a value block)
 // +2 lines +1 allocation per insert and update. keys=u64, fresh inserts into
 // 1M random keys: 5.1 lines, 2 fences, 1.1 allocations (10.6 / 2 / 2.0 when a
-// new key byte copied its node; docs/results/permart.md, "Inserts").
+// new key byte copied its node).
 //
 // PermART (2-Log), registered as `permart-2log`: big leaves carry two log
 // entries (u64: 32 bytes, leaf.hpp; bytes: one line each, bytes_node.hpp).

@@ -60,7 +60,7 @@ class tree final : public u64_index, protected core {
   // per node. A list stops where the records guessed below it fill the
   // walk; a walk that leaves slots out ("cut") is followed by another from
   // the first key it left out, at the same stamp: the scan stays one
-  // snapshot. Measured: docs/results/scan.md, session 48.
+  // snapshot.
   static constexpr size_t k_batch = 4096;  // records a walk lists for
   struct walk_list {
     uintptr_t* e;   // a slot (bit 0 clear) or a leaf read at the stamp (its header | 1)

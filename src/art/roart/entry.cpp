@@ -18,7 +18,7 @@ index_entry make_entry() {
   e.max_value = tree::k_max_value;
   // A full leaf array splits into one array per distinct next key byte; from
   // about 10M random keys on most of those hold one or two records (measured:
-  // 524 B/record at 10M, docs/results/pactree10m.md), so a record may take a
+  // 524 B/record at 10M), so a record may take a
   // 640-byte array block and its 32-byte leaf.
   e.pool_bytes_per_record = 768;
   e.scan_guarantee = "atomic snapshot (a scan or range excludes writers: it holds the tree lock exclusively)";

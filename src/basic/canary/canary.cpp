@@ -188,7 +188,7 @@ class canary_index final : public u64_index {
   node* read_succ(uint64_t key) {
     return list().read_succ([&](uint64_t o) { return p_.ptr<node>(o)->key < key; });
   }
-  // The scan before issue 17's fix (mutant scan_rereads_pred): the
+  // The scan without its fix (mutant scan_rereads_pred): the
   // predecessor's link read a second time. The race window (a few
   // instructions, hit when a reader is preempted there) is widened by a
   // short spin so that the stress test meets it in seconds on any machine.

@@ -44,7 +44,7 @@ enum class mutant : uint8_t {
   free_before_durable,      // remove frees the node before the unlink is fenced
   kv_publish_before_flush,  // a kv block is published before it is flushed
   kv_free_before_durable,   // remove frees the kv block before the unlink is fenced
-  scan_rereads_pred,        // scan re-reads the predecessor's link (issue 17's scan bug)
+  scan_rereads_pred,        // scan re-reads the predecessor's link (an old scan bug)
 };
 
 std::unique_ptr<index> make_canary(pm::pool& p, open_kind k, const index_config& c);

@@ -32,7 +32,7 @@ index_entry make_entry() {
        "recovery failed|never inserted|never written"},
       {"kv_free_before_durable", "keys=bytes: remove frees the kv block before the unlink is fenced", "crashtest",
        bytes, "a freed block is still"},
-      // The stress test's scan check must catch issue 17's scan bug (the
+      // The stress test's scan check must catch the old scan bug (the
       // predecessor's link read twice) on hot keys.
       {"scan_rereads_pred", "scan re-reads the predecessor's link (keys below from, out of order)", "stress",
        "--mode dram --threads 4 --seconds 8 --keys 64", "returned a smaller key|out of order"},

@@ -118,8 +118,8 @@ class skiplist {
   // end), read once and tested. Never "the predecessor, then its next link
   // read again": a writer may link a node that sorts before the key right
   // after the predecessor in between, and a scan would return it (keys below
-  // `from`, out of order) and a lookup would miss its key (regression:
-  // issue 17; mutant scan_rereads_pred).
+  // `from`, out of order) and a lookup would miss its key (mutant
+  // scan_rereads_pred).
   template <class Before>
   Node* read_succ(Before&& before) {
     Node* x = read_upper(before);

@@ -73,7 +73,7 @@
 // found until something is written). A clean close merges every buffer first, so a clean open
 // finds no record to replay (stats: replayed).
 //
-// THREADS (issue 15: the original's writers run in parallel on its
+// THREADS (the original's writers run in parallel on its
 // optimistic-lock buffer tree; ours did not until the striped log):
 //  - the structure lock is a big-reader gate (common/writer_gate.hpp): every
 //    operation passes it on a line of its own thread's; the freeze, the
@@ -95,8 +95,7 @@
 // keeps the order by its lock, and replay stays a pass per log.
 // Merges run beside the writers on a core of their own (the thread does
 // not take the CPU of the writer that started it: common/background_thread.hpp);
-// on 2 cores a second writer thread competes with the merge thread (see
-// docs/results/dptree.md).
+// on 2 cores a second writer thread competes with the merge thread.
 //
 // Bugs of the original avoided (tests/unit/dptree_test.cpp): removes exist;
 // recovery exists (the log is replayed); an existing pool reopens; a key in
@@ -130,7 +129,7 @@
 // more (its frozen record was not carried): the record keeps it until its
 // buffer's merge commits (trace(), replay()).
 //
-// FINGERPRINTS (issue 15): each base leaf holds a one-byte fingerprint per
+// FINGERPRINTS: each base leaf holds a one-byte fingerprint per
 // slot (detail::fingerprint of the slot's whole key: u64, or the key's bytes
 // for keys=bytes), so a point lookup in the base (and every presence check
 // of a write and of replay: find()) compares the fingerprints of the used
@@ -149,7 +148,7 @@
 //    leaf, one more line per 64-slot group that received a new record (at
 //    most 4; merge_flushes_per_record in stats), 256 bytes more per leaf
 //    (the leaf block grows from 768 to 1024 bytes: ~1.7 bytes per record at
-//    58% fill; 2.5 measured at 1M, docs/results/dptree.md), and nothing at
+//    58% fill; 2.5 measured at 1M), and nothing at
 //    open;
 //  - in DRAM they would be rebuilt at every open from every record (for
 //    keys=bytes a read of every kv block), which DPTree's recovery does not
@@ -337,7 +336,7 @@ class tree final : public bytes_index {
   // A blocked bloom filter: a key's two bits are in one 64-bit word (one
   // miss per probe, not two: a write probes it and a lookup probes both
   // buffers'; with two words the filter took a fifth of an update's
-  // foreground time, perf, session 33). ~1.5% false positives at the 16
+  // foreground time under perf). ~1.5% false positives at the 16
   // bits per entry it is sized for.
   struct bloom {
     std::unique_ptr<std::atomic<uint64_t>[]> w;

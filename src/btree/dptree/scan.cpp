@@ -32,7 +32,7 @@ void tree<K>::collect(ukey from, size_t count, const ukey* hi, Emit&& emit) {
   // A leaf's slots are read in key order, each on a line of its own, and
   // keys=bytes reads each record's block to compare its key: asked for
   // ahead of the merge, these misses overlap (scan100 1.45x, keys=bytes
-  // 1.7x: docs/results/scan.md, "Session 43").
+  // 1.7x).
   // The buffers are DRAM maps; their nodes are not prefetched.
   unsigned slot_asked = pos, block_asked = pos;  // positions of l asked for
   size_t n = 0;

@@ -121,8 +121,7 @@
 // Measured (`pmindex bench`, 100k sparse u64 keys, default widths): 3.3
 // flushes and 2.5 fences per insert (splits included), 1 + 1 per update,
 // 1 + 1 per remove; the same at 1M records and 2 threads, before and after
-// writers stopped sharing the structure lock (docs/results/pmasstree_smo.md:
-// the loaded 2-core machine gave each run about one core, so the 2-thread
+// writers stopped sharing the structure lock (the loaded 2-core machine gave each run about one core, so the 2-thread
 // throughput there is noise, neither the gain nor a loss shown).
 //
 // Caveats: the inner-node part of splits runs one at a time, in the whole
