@@ -208,6 +208,11 @@ class pool {
   void collect() { epochs_->collect(local().slot); }
   // Reclaims all retired blocks now; no thread may be pinned.
   void quiesce() { epochs_->drain_all(); }
+  // Returns the calling thread's cached free blocks to the shared heap (a
+  // thread exit does it too), so that chunks whose blocks are all free can
+  // serve other size classes: for a long-lived thread that frees more than
+  // it allocates (a background thread), or one that met a full pool.
+  void release_cache() { heap_->drain(local().cache); }
 
   // --- header
   uint64_t root() const noexcept { return __atomic_load_n(&hdr_->root, __ATOMIC_ACQUIRE); }

@@ -17,10 +17,12 @@ index_entry make_entry() {
       .max_key = detail::byte_keys::k_max_key,
       .max_value = detail::byte_keys::k_max_value,
       .scan_guarantee = "scan=unsafe (default): sorted, each node one validated snapshot, a record present for the "
-                        "whole scan is returned; scan=safe: an atomic snapshot (restarts when a node read changed)",
+                        "whole scan is returned; scan=safe: an atomic snapshot (up to 3 optimistic tries validated at the "
+                        "end, then one that locks the nodes it reads: writers cannot starve it)",
       .params = {{"node", "records per data node before it splits (tests: small, so short histories split and merge)",
                   "64", {}, 4, 64},
-                 {"scan", "unsafe: per-node snapshots, as the original; safe: atomic (validated at the end)",
+                 {"scan", "unsafe: per-node snapshots, as the original; safe: atomic (validated at the end; after 3 failed "
+                          "tries, locks the nodes it reads)",
                   "unsafe", {"unsafe", "safe"}}},
   };
   // In the order of enum class mutant (pactree.hpp).

@@ -220,12 +220,12 @@ typename tree<K>::smo tree<K>::split(dnode* n) {
     if (!moff) throw error(errc::pool_full, "pactree: the pool is full");
     const key mk = key_of(n, ord[h]);
     char buf[8];
-    spare = p_.alloc(layer_.spare_size(anchors<K>::of_probe(K::probe_of(mk), buf).size()));
+    spare = take_spare(layer_.spare_size(anchors<K>::of_probe(K::probe_of(mk), buf).size()));
     if (!spare) throw error(errc::pool_full, "pactree: the pool is full");
     lw = K::make_low(p_, mk);
   } catch (...) {
     if (moff) p_.free(moff);
-    if (spare) p_.free(spare);
+    if (spare) stash_spare(spare);
     if (s.e) log_release(s);
     throw;
   }
@@ -256,8 +256,12 @@ typename tree<K>::smo tree<K>::split(dnode* n) {
 }
 
 // n (locked, below half full) absorbs its right neighbour when both fit in
-// 3/4 of a node. Opportunistic: skipped when the neighbour is busy or no
-// log entry can be had.
+// 3/4 of a node, or whatever the neighbour holds when n is empty: a node
+// emptied beside a fuller one has no later remove of its own to merge it,
+// and nodes left empty all over the list keep the chunks they sit in from
+// serving other sizes (a pool emptied by removes took a tenth of its first
+// fill again). Opportunistic: skipped when the neighbour is busy or no log
+// entry can be had.
 template <class K>
 void tree<K>::try_merge(dnode* n) {
   const uint64_t noff = p_.off(n), roff = n->next;
@@ -265,7 +269,7 @@ void tree<K>::try_merge(dnode* n) {
   dnode* r = at(roff);
   uint64_t rv = load_acq(&r->lock);
   if ((current(rv) && (rv & (k_locked | k_obsolete))) || !upgrade(r, rv)) return;
-  if (std::popcount(n->bitmap) + std::popcount(r->bitmap) > int(cap_ * 3 / 4)) {
+  if (n->bitmap && std::popcount(n->bitmap) + std::popcount(r->bitmap) > int(cap_ * 3 / 4)) {
     unlock(r);
     return;
   }

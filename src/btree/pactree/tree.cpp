@@ -21,6 +21,7 @@ constexpr uint32_t k_log_full = (uint32_t{1} << k_log_entries) - 1;
 template <class K>
 tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
     : base(p), p_(p), mut_(cfg), layer_(p), busy_(new std::atomic<uint32_t>[k_max_logs]()) {
+  spares_.reserve(k_spare_stash);
   cap_ = unsigned(cfg.u64("node"));
   safe_scan_ = cfg.get("scan") == "safe";
   layer_.skip_flushes(mut_.on(mutant::layer_unflushed));
@@ -59,12 +60,16 @@ tree<K>::tree(pm::pool& p, open_kind kind, const index_config& cfg)
 
 template <class K>
 tree<K>::~tree() {
-  if (bg_.joinable()) stop_thread(true);
+  if (bg_.joinable()) {  // neither closed nor abandoned: the pool's own close follows
+    stop_thread(true);
+    free_spares();
+  }
 }
 
 template <class K>
 void tree<K>::close() {
   if (bg_.joinable()) stop_thread(true);  // every SMO applied, every log entry free
+  free_spares();
   index::close();
 }
 
@@ -233,7 +238,19 @@ template <class K>
 void tree<K>::smo_thread() {
   std::unique_lock lk(q_mu_);
   for (;;) {
-    q_cv_.wait(lk, [&] { return stop_ || (q_len_ && !held_); });
+    q_cv_.wait(lk, [&] { return stop_ || (q_len_ && !held_) || room_done_ != room_req_; });
+    // A writer met a full pool (make_room): served once the queue is
+    // applied (the merges in it free nodes; the splits take layer blocks).
+    if (room_done_ != room_req_ && (!q_len_ || held_ || stop_)) {
+      const uint64_t r = room_req_;
+      lk.unlock();
+      p_.collect();        // what this thread retired (merged nodes, replaced layer nodes), grace permitting
+      p_.release_cache();  // and what it freed (spares past the stash): back to the heap
+      lk.lock();
+      room_done_ = r;
+      idle_cv_.notify_all();
+      continue;
+    }
     if (!q_len_ || (stop_ && !drain_on_stop_)) break;
     const smo s = ring_[q_head_];
     q_head_ = (q_head_ + 1) % ring_.size();
@@ -260,7 +277,7 @@ void tree<K>::apply(const smo& s) {
     using put = typename search_layer<anchors<K>>::put;
     put how = layer_.insert(a, s.right, s.spare);
     if (how == put::placed_in_spare) layer_spares_.fetch_add(1, std::memory_order_relaxed);
-    else if (s.spare) p_.free(s.spare);
+    else if (s.spare) stash_spare(s.spare);
     PMINDEX_ASSERT(how != put::no_room);  // the spare always fits
     log_release(s);
   } else {
@@ -295,6 +312,87 @@ void tree<K>::stop_thread(bool drain) {
   bg_.join();
 }
 
+// ---------------------------------------------------------------- room
+
+// Space a remove gives back reaches the heap late and in pieces: blocks
+// retired wait for their grace period in the limbo of the thread that
+// retired them (merged nodes: the SMO thread's), reclaimed blocks stay in
+// that thread's cache, and a chunk serves another size class only once
+// all its blocks are back. A writer that meets a full pool, unpinned,
+// advances the epochs (twice: what was retired before is then expired),
+// asks the SMO thread to reclaim and give back what it holds, gives back
+// its own, and retries (k_room_attempts times: what the SMO thread and the
+// other writers still held at one round may be back at the next).
+template <class K>
+template <class F>
+auto tree<K>::with_room(F&& f) -> decltype(f()) {
+  for (unsigned attempt = 0;; ++attempt) {
+    try {
+      return f();
+    } catch (const error& e) {
+      if (e.code() != errc::pool_full || attempt == k_room_attempts) throw;
+    }
+    make_room();
+  }
+}
+
+template <class K>
+void tree<K>::make_room() {
+  room_calls_.fetch_add(1, std::memory_order_relaxed);
+  auto& ep = p_.epochs();
+  const uint64_t g = ep.global_epoch();
+  for (unsigned spins = 0; spins < 256 && ep.global_epoch() < g + 2; ++spins) {
+    p_.collect();
+    sync::optimistic_lock::backoff(spins);  // a pinned thread moves on
+  }
+  {
+    std::unique_lock lk(q_mu_);
+    if (bg_.joinable() && !stop_) {
+      const uint64_t r = ++room_req_;
+      q_cv_.notify_one();
+      idle_cv_.wait(lk, [&] { return room_done_ >= r || stop_; });
+    }
+  }
+  p_.collect();
+  free_spares();  // the stash's blocks hold chunks of their class (and in flight, a split takes a new one)
+  p_.release_cache();
+}
+
+template <class K>
+uint64_t tree<K>::take_spare(size_t n) {
+  {
+    std::lock_guard lk(spare_mu_);
+    for (size_t i = 0; i < spares_.size(); ++i)
+      if (p_.block_size(spares_[i]) >= n) {
+        const uint64_t off = spares_[i];
+        spares_[i] = spares_.back();
+        spares_.pop_back();
+        return off;
+      }
+  }
+  return p_.alloc(n);
+}
+
+template <class K>
+void tree<K>::stash_spare(uint64_t off) noexcept {
+  {
+    std::lock_guard lk(spare_mu_);
+    if (spares_.size() < k_spare_stash) {  // within the capacity reserved at construction
+      spares_.push_back(off);
+      return;
+    }
+  }
+  p_.free(off);
+}
+
+// Unreachable blocks: a crash leaves them to tracing; a clean close frees them.
+template <class K>
+void tree<K>::free_spares() noexcept {
+  std::lock_guard lk(spare_mu_);
+  for (uint64_t off : spares_) p_.free(off);
+  spares_.clear();
+}
+
 template <class K>
 void tree<K>::drain_smo() {
   std::unique_lock lk(q_mu_);
@@ -308,7 +406,7 @@ void tree<K>::drain_smo() {
 template <class K>
 bool tree<K>::insert(uint64_t k, uint64_t v) {
   if constexpr (K::k_blocks) return bytes_index::insert(k, v);
-  else return pinned([&] { return insert_word(k, v); });
+  else return with_room([&] { return pinned([&] { return insert_word(k, v); }); });
 }
 
 template <class K>
@@ -316,6 +414,20 @@ bool tree<K>::update(uint64_t k, uint64_t v) {
   uint64_t old;
   if constexpr (K::k_blocks) return bytes_index::update(k, v);
   else return pinned([&] { return update_word(k, v, old); });
+}
+
+// keys=bytes: a new record block, a split's blocks (insert), the new value's
+// block (update); keys=u64 goes to the u64 calls above.
+template <class K>
+bool tree<K>::insert(std::string_view k, std::string_view v) {
+  if constexpr (K::k_blocks) return with_room([&] { return base::insert(k, v); });
+  else return base::insert(k, v);
+}
+
+template <class K>
+bool tree<K>::update(std::string_view k, std::string_view v) {
+  if constexpr (K::k_blocks) return with_room([&] { return base::update(k, v); });
+  else return base::update(k, v);
 }
 
 template <class K>

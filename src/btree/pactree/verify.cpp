@@ -149,11 +149,14 @@ index_stats tree<K>::stats() {
              {"node_fill", nodes ? double(s.records) / double(nodes * cap_) : 0.0},
              {"splits", double(splits_.load())},
              {"merges", double(merges_.load())},
+             {"full_pool_retries", double(room_calls_.load())},
              {"smo_applied", double(applied_.load())},
              {"layer_nodes", double(blocks.size())},
              {"layer_pm_bytes", double(layer_bytes)},
              {"layer_spares_used", double(layer_spares_.load())},
-             {"smo_redone", double(redone_)}};
+             {"smo_redone", double(redone_)},
+             {"safe_scan_retries", double(scan_retries_.load())},
+             {"safe_scan_locked", double(scan_locked_.load())}};
   return s;
 }
 
