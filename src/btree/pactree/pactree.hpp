@@ -85,8 +85,10 @@
 // split's reserved layer block, unused, goes back to a stash (of up to 32)
 // for the next split instead of a thread's cache; make_room empties it. Measured (tests/unit/
 // pactree_space_test.cpp): after a fill to the first pool_full, every
-// record updated and removed, fills with new keys take >= 90% of the first
-// fill again, at 2 and 16 MiB, 1 and 2 threads, both key kinds.
+// record updated and removed, fills with new keys take 97-100% of the first
+// fill again at 2 and 16 MiB, 1 and 2 threads, u64 keys, and 16 MiB byte
+// keys; 2 MiB byte keys 85-100% (a chunk of 32 more or less). A byte update
+// (copy-on-write) in a pool full in its block's size class is refused.
 //
 // Threads: optimistic version locks (the lock word holds {generation: 32,
 // version: 32}, bit 0 locked, bit 1 obsolete). Readers validate; writers

@@ -370,7 +370,13 @@ uint64_t tree<K>::take_spare(size_t n) {
         return off;
       }
   }
-  return p_.alloc(n);
+  // A new one: the thread's cache takes a batch of this large class (64
+  // blocks: 2.5 chunks) with it; given back at once, they leave the chunks
+  // free for other sizes. Rare: the stash is empty only at the start and
+  // after make_room emptied it.
+  const uint64_t off = p_.alloc(n);
+  p_.release_cache();
+  return off;
 }
 
 template <class K>
