@@ -11,7 +11,9 @@ An Index is a mapping of keys to values in key order. An index created with
 keys="u64" (the default where the index offers it) takes int keys and values
 (0 .. 2**64-1); one created with keys="bytes" takes bytes (an int key is its
 8 big-endian bytes). Errors are subclasses of pmindex.Error whose `code` is
-the exit code of the `pmindex` command line. See docs/python.md.
+the exit code of the `pmindex` command line. Batch calls (get_many,
+put_many, scan_list, scan_arrays) do many records in one call with the GIL
+released. See docs/python.md.
 """
 
 from collections.abc import MutableMapping as _MutableMapping
@@ -46,8 +48,10 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# The mapping protocol (db[k], del db[k], k in db, len, iter, get, keys,
-# items, values) is implemented by Index itself, in C++.
+# The whole MutableMapping protocol (db[k], del db[k], k in db, len, iter,
+# get, keys, items, values, and the mixins update, pop, setdefault, popitem,
+# clear, which a registered class does not inherit) is implemented by Index
+# itself, in C++; tests/test_mapping.py checks it against a dict.
 _MutableMapping.register(Index)
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

@@ -1,10 +1,14 @@
 """Type stubs of pmindex._core (the compiled part of the pmindex package)."""
 
-from typing import Any, Dict, List, Optional, Tuple, TypedDict, TypeVar, Union
+from typing import (Any, Dict, Iterable, List, Mapping, Optional, Tuple, TypedDict, TypeVar, Union,
+                    overload)
 
-Key = Union[int, bytes]
-Value = Union[int, bytes]
+# keys=u64 indexes: int (or an object with __index__, or 8 bytes); keys=bytes
+# indexes: bytes, str (its UTF-8 bytes) or int.
+Key = Union[int, bytes, str]
+Value = Union[int, bytes, str]
 _T = TypeVar("_T")
+_Items = Union[Mapping[Any, Any], Iterable[Tuple[Any, Any]]]
 
 class Error(Exception):
     """Base of every pmindex error; `code` is the `pmindex` command line's exit code."""
@@ -79,24 +83,51 @@ class Index:
     """
     def insert(self, key: Key, value: Value) -> bool:
         """Adds the record; False (and no change) if the key is present."""
-    def update(self, key: Key, value: Value) -> bool:
-        """Replaces the value; False if the key is absent."""
+    def update_existing(self, key: Key, value: Value) -> bool:
+        """Replaces the value of a present key; False (and no change) if the key is absent."""
+    @overload
+    def update(self, items: _Items = ..., /, **kw: Value) -> None:
+        """dict.update: upserts every (key, value) of a mapping or pairs, then the keywords."""
+    @overload
+    def update(self, key: Key, value: Value, /) -> bool:
+        """Deprecated (DeprecationWarning): update_existing(key, value)."""
     def upsert(self, key: Key, value: Value) -> bool:
         """Inserts or replaces; True if the key was new."""
     def remove(self, key: Key) -> bool:
         """Removes the record; False if the key is absent."""
     def get(self, key: Key, default: Optional[_T] = None) -> Union[Value, _T, None]:
         """The value of `key`, or `default` when absent."""
+    def get_many(self, keys: Iterable[Key], default: _T = ...) -> List[Union[Value, _T, None]]:
+        """The value of each key, `default` (None) for an absent one: one call, GIL released."""
+    def put_many(self, items: _Items) -> int:
+        """Upserts every (key, value) in order (a later duplicate wins); how many keys were new."""
+    @overload
+    def pop(self, key: Key) -> Value: ...
+    @overload
+    def pop(self, key: Key, default: _T) -> Union[Value, _T]:
+        """Removes the key and returns its value; `default` (or KeyError) when absent."""
+    def setdefault(self, key: Key, default: Optional[Value] = None) -> Value:
+        """The value of `key`; when absent stores `default` and returns it."""
+    def popitem(self) -> Tuple[Value, Value]:
+        """Removes and returns the pair of the smallest key; KeyError when empty."""
+    def clear(self) -> None:
+        """Removes every record (in key order, in batches, GIL released)."""
     def __getitem__(self, key: Key) -> Value: ...
     def __setitem__(self, key: Key, value: Value) -> None: ...
     def __delitem__(self, key: Key) -> None: ...
     def __contains__(self, key: object) -> bool: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator: ...
-    def scan(self, start: Key, count: int) -> Iterator:
-        """Up to `count` (key, value) pairs with key >= start, in key order."""
+    def scan(self, start: Optional[Key], count: int) -> Iterator:
+        """Up to `count` (key, value) pairs with key >= start (None: the first key), in key order."""
+    def scan_list(self, start: Optional[Key], count: int) -> List[Tuple[Value, Value]]:
+        """scan(start, count) as a list, built in one call."""
+    def scan_arrays(self, start: Optional[Key], count: int) -> Tuple[Any, Any]:
+        """scan(start, count) of a keys=u64 index as two numpy uint64 arrays (keys, values)."""
     def range(self, lo: Key, hi: Key) -> Iterator:
         """Every (key, value) pair with lo <= key <= hi (one range() call of the index)."""
+    def range_list(self, lo: Key, hi: Key) -> List[Tuple[Value, Value]]:
+        """range(lo, hi) as a list, built in one call."""
     def items(self, start: Optional[Key] = None) -> Iterator:
         """Every (key, value) pair from `start` on (None: the first key), read in batches."""
     def keys(self, start: Optional[Key] = None) -> Iterator:

@@ -2,9 +2,15 @@
 
 #include <nanobind/stl/string.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
+#include <set>
+#include <utility>
 
+#include "args.hpp"
 #include "errors.hpp"
 #include "pmindex/error.hpp"
 
@@ -12,45 +18,9 @@ namespace pmindex::py {
 
 namespace {
 
-// A key or value argument: an int, or a view of a bytes object (the caller
-// holds the object for the whole call, so the view outlives a GIL release).
-struct arg {
-  bool is_int = false;
-  uint64_t u = 0;
-  std::string_view s;
-  u64_bytes buf;  // an int's bytes, when a byte call needs them
-  std::string_view key_view() {
-    if (!is_int) return s;
-    buf = key_bytes(u);
-    return buf;
-  }
-  std::string_view value_view() {
-    if (!is_int) return s;
-    buf = value_bytes(u);
-    return buf;
-  }
-};
-
-arg to_arg(nb::handle h, const char* what) {
-  PyObject* o = h.ptr();
-  arg a;
-  if (PyLong_Check(o)) {
-    unsigned long long v = PyLong_AsUnsignedLongLong(o);
-    if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw nb::python_error();
-    a.is_int = true;
-    a.u = v;
-  } else if (PyBytes_Check(o)) {
-    a.s = {PyBytes_AS_STRING(o), static_cast<size_t>(PyBytes_GET_SIZE(o))};
-  } else {
-    PyErr_Format(PyExc_TypeError, "a pmindex %s is an int or bytes, not %.100s", what, Py_TYPE(o)->tp_name);
-    throw nb::python_error();
-  }
-  return a;
-}
-
-nb::object bytes_object(std::string_view s) {
-  return nb::steal(PyBytes_FromStringAndSize(s.data(), static_cast<Py_ssize_t>(s.size())));
-}
+// Pools open in this process (see pool_open_here), by file identity.
+std::mutex g_open_mu;
+std::set<std::pair<uint64_t, uint64_t>> g_open_files;
 
 }  // namespace
 
@@ -91,7 +61,31 @@ py_index::py_index(std::unique_ptr<index> idx, std::shared_ptr<const index_entry
       bytes_(idx_->keys() == key_kind::bytes),
       path_(std::move(path)),
       mode_(std::move(mode)),
-      report_(idx_->report()) {}
+      report_(idx_->report()) {
+  // A dram index holds no file; anything else maps the pool at path_.
+  struct stat st;
+  if (report_.mode != pm::mode::dram && ::stat(path_.c_str(), &st) == 0) {
+    has_file_ = true;
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+    std::lock_guard l(g_open_mu);
+    g_open_files.insert({dev_, ino_});
+  }
+}
+
+void py_index::forget_file() {
+  if (!has_file_) return;
+  has_file_ = false;
+  std::lock_guard l(g_open_mu);
+  g_open_files.erase({dev_, ino_});
+}
+
+bool pool_open_here(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return false;
+  std::lock_guard l(g_open_mu);
+  return g_open_files.count({static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)}) > 0;
+}
 
 py_index::~py_index() {
   // Nothing can be in flight: calls and iterators hold a reference.
@@ -102,10 +96,11 @@ py_index::~py_index() {
     }
     idx_.reset();
   }
+  forget_file();
 }
 
 bool py_index::write(write_op op, nb::handle key, nb::handle value) {
-  arg k = to_arg(key, "key"), v = to_arg(value, "value");
+  arg k = to_arg(key, arg_kind::key, bytes_), v = to_arg(value, arg_kind::value, bytes_);
   call_guard g(*this, !concurrent_);
   if (!bytes_ && k.is_int && v.is_int) {  // the fast path
     switch (op) {
@@ -139,14 +134,14 @@ bool py_index::write(write_op op, nb::handle key, nb::handle value) {
 }
 
 bool py_index::remove(nb::handle key) {
-  arg k = to_arg(key, "key");
+  arg k = to_arg(key, arg_kind::key, bytes_);
   call_guard g(*this, !concurrent_);
   if (!bytes_ && k.is_int) return g->remove(k.u);
   return g->remove(k.key_view());
 }
 
 nb::object py_index::lookup(nb::handle key) {
-  arg k = to_arg(key, "key");
+  arg k = to_arg(key, arg_kind::key, bytes_);
   if (!bytes_ && k.is_int) {
     std::optional<uint64_t> v;
     {
@@ -221,6 +216,12 @@ void py_index::shut_down(bool clean) {
   nb::gil_scoped_release r;
   std::unique_lock lock(mu_);  // waits for the calls in flight
   if (!idx_) return;
+  // The file is free once idx is gone (its destructor unmaps and unlocks
+  // it), so it leaves the list after idx, even when close() throws.
+  struct forget {
+    py_index* p;
+    ~forget() { p->forget_file(); }
+  } f{this};
   std::unique_ptr<index> idx = std::move(idx_);
   closed_.store(true, std::memory_order_release);
   if (clean)
@@ -248,7 +249,7 @@ py_iter* py_iter::scan(nb::object owner, nb::handle start, size_t count, what w)
   it->remaining_ = count;
   it->more_ = count > 0;
   if (start.is_none()) return it.release();  // from the first key: next_u_ = 0, next_s_ = ""
-  arg a = to_arg(start, "key");
+  arg a = to_arg(start, arg_kind::key, it->ix_->bytes_keys());
   if (it->u64_ && !a.is_int) {
     // A byte start on a keys=u64 index: the first 8-byte key at or after
     // it, found by a byte scan of one record; the rest goes the u64 way.
@@ -273,7 +274,8 @@ py_iter* py_iter::scan(nb::object owner, nb::handle start, size_t count, what w)
 
 py_iter* py_iter::range(nb::object owner, nb::handle lo, nb::handle hi) {
   std::unique_ptr<py_iter> it(new py_iter(std::move(owner), what::items));
-  arg l = to_arg(lo, "key"), h = to_arg(hi, "key");
+  bool b = it->ix_->bytes_keys();
+  arg l = to_arg(lo, arg_kind::key, b), h = to_arg(hi, arg_kind::key, b);
   py_index& ix = *it->ix_;
   call_guard g(ix, !ix.concurrent_);
   if (it->u64_ && l.is_int && h.is_int) {
@@ -328,7 +330,27 @@ bool py_iter::fetch() {
 
 nb::object py_iter::next() {
   if (pos_ == len_ && !fetch()) throw nb::stop_iteration();
-  size_t i = pos_++;
+  return item(pos_++);
+}
+
+nb::list py_iter::rest() {
+  nb::list out;
+  while (pos_ < len_ || fetch()) {
+    for (; pos_ < len_; ++pos_) out.append(item(pos_));
+  }
+  return out;
+}
+
+void py_iter::rest_u64(std::vector<uint64_t>& keys, std::vector<uint64_t>& values) {
+  while (pos_ < len_ || fetch()) {
+    for (; pos_ < len_; ++pos_) {
+      keys.push_back(u_[pos_].key);
+      values.push_back(u_[pos_].value);
+    }
+  }
+}
+
+nb::object py_iter::item(size_t i) const {
   if (u64_) {
     const record& r = u_[i];
     if (what_ == what::keys) return ix_->key_object(r.key);

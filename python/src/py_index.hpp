@@ -12,7 +12,7 @@
 // so close() waits for calls in flight and a non-concurrent index is never
 // entered by two threads. Point calls keep the GIL (they take well under a
 // microsecond); long calls (open, close, scans, ranges, stats, check, and
-// writes of more than k_long_bytes) release it. A thread never waits for the
+// writes of more than k_long_bytes, and the batch calls) release it. A thread never waits for the
 // lock while holding the GIL (it tries, and on failure releases the GIL before
 // it blocks), so a lock holder waiting for the GIL always gets it: the two
 // cannot deadlock.
@@ -21,6 +21,7 @@
 #include <nanobind/nanobind.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -53,6 +54,22 @@ class py_index {
   // The value, or an empty object when the key is absent.
   nb::object lookup(nb::handle key);
 
+  // Batches (batch.cpp): arguments are converted first (a bad one raises
+  // before anything is read or written), then one call of the binding runs
+  // them all with the GIL released.
+  // The value of each key, or `def` when absent.
+  nb::list get_many(nb::handle keys, nb::handle def);
+  // Upserts every (key, value) of a mapping or an iterable of pairs, in
+  // order (a later duplicate wins, as in dict.update); the number of keys
+  // that were new. A failing write (PoolFull) leaves the ones before it.
+  size_t put_many(nb::handle items);
+
+  // The rest of the mapping protocol (mapping.cpp).
+  nb::object pop(nb::handle key, nb::handle def);  // def: empty object = KeyError when absent
+  nb::object setdefault(nb::handle key, nb::handle def);
+  nb::tuple popitem();  // the first (smallest) key
+  void clear();
+
   nb::dict stats();
   bool check();
   nb::dict report();
@@ -76,6 +93,7 @@ class py_index {
 
  private:
   void shut_down(bool clean);  // idempotent
+  void forget_file();
   friend class call_guard;
   friend class py_iter;
   std::unique_ptr<index> idx_;
@@ -86,7 +104,15 @@ class py_index {
   bool bytes_;
   std::string path_, mode_;
   open_report report_;
+  // The pool file's identity (st_dev, st_ino) while this open holds it.
+  bool has_file_ = false;
+  uint64_t dev_ = 0, ino_ = 0;
 };
+
+// True if a pool at `path` (the same file by any name) is open in this
+// process. The pool's lock refuses a second open without telling another
+// process's from ours, so the binding keeps the list and says which.
+bool pool_open_here(const std::string& path);
 
 // Holds an index for one call (see above). Entered with the GIL held;
 // raises IndexClosed after close().
@@ -114,8 +140,13 @@ class py_iter {
   // Every record with lo <= key <= hi, read by one range() call.
   static py_iter* range(nb::object owner, nb::handle lo, nb::handle hi);
   nb::object next();
+  // Every record still to come, as a list of what next() returns.
+  nb::list rest();
+  // Every record still to come, keys and values apart (keys=u64 only).
+  void rest_u64(std::vector<uint64_t>& keys, std::vector<uint64_t>& values);
 
  private:
+  nb::object item(size_t i) const;
   py_iter(nb::object owner, what w);
   bool fetch();       // the next batch; false when the scan is over
   nb::object owner_;  // the Index (kept alive while iterating)

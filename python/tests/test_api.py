@@ -60,7 +60,7 @@ def test_u64_mapping_matches_dict(name, pool_path):
                 assert db.insert(k, v) == (k not in oracle)
                 oracle.setdefault(k, v)
             elif op == 1:
-                assert db.update(k, v) == (k in oracle)
+                assert db.update_existing(k, v) == (k in oracle)
                 if k in oracle:
                     oracle[k] = v
             elif op == 2:

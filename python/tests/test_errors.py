@@ -175,7 +175,10 @@ def test_closed_index_use(pool_path):
         lambda: 1 in db, lambda: len(db), lambda: db.insert(1, 2), lambda: db.update(1, 2),
         lambda: db.upsert(1, 2), lambda: db.remove(1), lambda: list(db.scan(0, 5)),
         lambda: list(db.range(0, 5)), lambda: list(db.items()), lambda: list(db), lambda: db.stats(),
-        lambda: db.check(), lambda: next(it), lambda: next(scan),
+        lambda: db.check(), lambda: next(it), lambda: next(scan), lambda: db.update_existing(1, 2),
+        lambda: db.update({1: 2}), lambda: db.get_many([1]), lambda: db.put_many([(1, 2)]), lambda: db.pop(1),
+        lambda: db.pop(1, None), lambda: db.setdefault(1, 2), lambda: db.popitem(), lambda: db.clear(),
+        lambda: db.scan_list(0, 5), lambda: db.range_list(0, 5), lambda: db.scan_arrays(0, 5),
     ]
     for call in calls:
         with pytest.raises(pmindex.IndexClosed):
@@ -183,3 +186,85 @@ def test_closed_index_use(pool_path):
     assert db.report["created"]  # the open's report stays readable
     with pmindex.open(pool_path) as db2:
         assert db2[1] == 2 and db2.report["was_clean"]
+
+
+def one_line(e):
+    text = str(e.value)
+    assert "\n" not in text and "Invoked with" not in text and "incompatible function" not in text, text
+    return text
+
+
+def test_wrong_argument_types_say_what_was_expected(pool_path):
+    with pmindex.open(pool_path, "permart", size="8M") as db:
+        db[1] = 2
+        cases = [
+            (lambda: db.__setitem__(1, None), TypeError, "value must be int (or 8 bytes), not NoneType"),
+            (lambda: db.__setitem__(None, 1), TypeError, "key must be int (or 8 bytes), not NoneType"),
+            (lambda: db.get(None), TypeError, "key must be int (or 8 bytes), not NoneType"),
+            (lambda: db[1.5], TypeError, "key must be int (or 8 bytes), not float"),
+            (lambda: None in db, TypeError, "key must be int (or 8 bytes), not NoneType"),
+            (lambda: db.insert(1, "x"), TypeError, "value must be int (or 8 bytes), not str"),
+            (lambda: db.scan(0, -1), ValueError, "count must be >= 0, not -1"),
+            (lambda: db.scan(0, "5"), TypeError, "count must be an int, not str"),
+            (lambda: db.scan(0, 2.0), TypeError, "count must be an int, not float"),
+            (lambda: db.range(None, 5), TypeError, "key must be int (or 8 bytes), not NoneType"),
+            (lambda: db.scan_list(0, -3), ValueError, "count must be >= 0, not -3"),
+            (lambda: db.__setitem__(-1, 1), OverflowError, "key must be in 0..2**64-1, not -1"),
+        ]
+        for call, cls, message in cases:
+            with pytest.raises(cls) as e:
+                call()
+            assert one_line(e) == message
+        assert list(db.scan(None, 5)) == [(1, 2)]  # None: from the first key
+        assert len(db) == 1 and db.check()
+    with pmindex.open(pool_path + "b", "permart", size="8M", keys="bytes") as db:
+        try:
+            with pytest.raises(TypeError) as e:
+                db[b"k"] = None
+            assert one_line(e) == "value must be bytes (or str, or int), not NoneType"
+            with pytest.raises(TypeError) as e:
+                db.get([1])
+            assert one_line(e) == "key must be bytes (or str, or int), not list"
+        finally:
+            db.close()
+            os.remove(pool_path + "b")
+
+
+def test_second_open_in_this_process_says_so(pool_path):
+    make_pool(pool_path)
+    with pmindex.open(pool_path) as db:
+        for again in (lambda: pmindex.open(pool_path), lambda: pmindex.open(pool_path, "permart"),
+                      lambda: pmindex.open(pool_path, create=False)):
+            with pytest.raises(pmindex.PoolIOError) as e:
+                again()
+            assert "already open in this process" in one_line(e) and "another process" not in str(e.value)
+        link = pool_path + ".link"  # the same file by another name
+        os.link(pool_path, link)
+        try:
+            with pytest.raises(pmindex.PoolIOError, match="already open in this process"):
+                pmindex.open(link)
+        finally:
+            os.remove(link)
+        # another process still hears about another process
+        import subprocess
+        import sys
+        out = subprocess.run([sys.executable, "-c", "import pmindex, sys\n"
+                              "try:\n pmindex.open(sys.argv[1])\n"
+                              "except pmindex.PoolIOError as e:\n print(e)\n", pool_path],
+                             capture_output=True, text=True, check=True).stdout
+        assert "in use by another process" in out, out
+        assert len(db) == 50
+    for done in (lambda d: d.close(), lambda d: d.abandon()):
+        db = pmindex.open(pool_path)  # free again once closed, or abandoned
+        done(db)
+    with pmindex.open(pool_path) as db:
+        assert len(db) == 50
+
+
+def test_errors_name_the_path_given(pool_path):
+    missing = os.path.join(os.path.dirname(pool_path), f"no-such-dir-{os.getpid()}", "x.pool")
+    with pytest.raises(pmindex.PoolIOError) as e:
+        pmindex.open(missing, "permart", size="8M")
+    text = one_line(e)
+    assert missing in text and ".creating." not in text, text
+    assert "No such file or directory" in text

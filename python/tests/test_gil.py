@@ -95,7 +95,11 @@ def filled(pool_path):
         yield db
 
 
-@pytest.mark.parametrize("what", ["scan", "items", "range", "check", "stats", "len"])
+KEYS = list(range(0, 2 * N, 2))
+
+
+@pytest.mark.parametrize("what", ["scan", "items", "range", "check", "stats", "len", "get_many", "put_many",
+                                  "scan_list", "range_list", "scan_arrays", "clear"])
 def test_long_call_releases_the_gil(filled, what):
     db = filled
     call = {
@@ -105,7 +109,15 @@ def test_long_call_releases_the_gil(filled, what):
         "check": db.check,
         "stats": db.stats,
         "len": lambda: len(db),
+        "get_many": lambda: db.get_many(KEYS),
+        "put_many": lambda: db.put_many(zip(KEYS, KEYS)),
+        "scan_list": lambda: db.scan_list(0, N),
+        "range_list": lambda: db.range_list(0, N),
+        "scan_arrays": lambda: db.scan_arrays(0, N),
+        "clear": lambda: db.clear(),
     }[what]
+    if what == "scan_arrays":
+        pytest.importorskip("numpy")
     assert released_in([(what, call)]) == {what}
 
 
