@@ -83,7 +83,7 @@ expect 13 'value too long' 'values of at most' "$PM" load --index btree --pool "
 # An index with a tx mode: a pool made in another mode asked for tx (14).
 "$PM" load --index btree --pool "$DIR/btree.pool" --pool-size 8M --keys 10 > /dev/null 2>&1
 expect 14 'wrong mode' 'cannot be opened in tx mode' "$PM" verify --pool "$DIR/btree.pool" --keys 10 --mode tx
-if (ulimit -v 4000000 && "$PM" list) > /dev/null 2>&1; then
+if bash -c 'ulimit -v 4000000 && "$0" list; exit $?' "$PM" > /dev/null 2>&1; then
   # A volatile index loaded into DRAM past the address-space limit.
   expect 15 'out of memory' 'out of memory' bash -c "ulimit -v 1500000 && exec \"$PM\" load --index stdmap --mode dram --keys 1T"
 else
