@@ -113,6 +113,7 @@ struct alignas(64) thread_ctx {
   bool exhausted = false;
   std::string error;
   bool out_of_memory = false;  // error is a std::bad_alloc
+  errc code = errc::failure;   // a pmindex::error's code (pool full: errc::pool_full, ...)
   // byte path
   const dataset* data = nullptr;
   uint32_t value_size = 8;
@@ -392,6 +393,10 @@ double in_threads(bool pin, std::vector<thread_ctx>& ctx, shared_state& s, Body 
         ctx[t].error = "out of memory (a DRAM allocation failed)";
         ctx[t].out_of_memory = true;
         s.stop = true;
+      } catch (const error& e) {  // typed: the run ends with its exit code
+        ctx[t].error = e.what();
+        ctx[t].code = e.code();
+        s.stop = true;
       } catch (const std::exception& e) {
         ctx[t].error = e.what();
         s.stop = true;
@@ -407,7 +412,7 @@ double in_threads(bool pin, std::vector<thread_ctx>& ctx, shared_state& s, Body 
   auto last = s.start;
   for (auto& c : ctx) {
     if (!c.error.empty())
-      throw error(c.out_of_memory ? errc::out_of_memory : errc::failure, "benchmark thread failed: " + c.error);
+      throw error(c.out_of_memory ? errc::out_of_memory : c.code, "benchmark thread failed: " + c.error);
     last = std::max(last, c.end);
   }
   return secs(last - s.start);  // start to the last thread's end

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "dataset_args.hpp"
 #include "json.hpp"
+#include "null_index.hpp"
 #include "pmindex/error.hpp"
 
 namespace pmindex::cli {
@@ -126,6 +127,14 @@ int cmd_load(args& a) {
   uint64_t ack = a.u64("ack-every", 0, 0, uint64_t{1} << 40);
   data_options d = read_data_options(a, seed);
   a.finish();
+  // A volatile index keeps no pool: loading it into --pool would write
+  // nothing there. --mode dram says so explicitly (load into DRAM, discard).
+  const bool to_dram = o.mode == pm::mode::dram;
+  if (auto e = find_index(o.index); e && bench::discards_records(*e))
+    throw error(errc::usage, o.index + " stores nothing (the harness's own baseline, for `pmindex bench`): nothing to load");
+  if (auto e = find_index(o.index); e && !e->persistent() && !to_dram)
+    throw error(errc::usage, o.index + " is a volatile index (dram mode only): it keeps no pool, so `load` would store "
+                             "nothing in " + o.pool_path + " (--mode dram: load into DRAM and discard)");
   prepare_byte_run(o, d);
   load_records recs(d, seed);
   recs.limit_keys(o.index, o.params);
@@ -154,7 +163,8 @@ int cmd_load(args& a) {
     std::fflush(stdout);
   }
   idx->close();
-  std::fprintf(stderr, "loaded %" PRIu64 " keys into %s (%s)\n", done, o.pool_path.c_str(), o.index.c_str());
+  std::fprintf(stderr, "loaded %" PRIu64 " keys into %s (%s)\n", done,
+               to_dram ? "DRAM, dram mode: nothing kept" : o.pool_path.c_str(), o.index.c_str());
   return 0;
 }
 
@@ -165,6 +175,10 @@ int cmd_verify(args& a) {
   uint64_t seed = a.u64("seed", 1, 0, UINT64_MAX);
   load_records recs(read_data_options(a, seed), seed);
   a.finish();
+  if (o.mode == pm::mode::dram)
+    throw error(errc::usage, "verify reads a pool: --mode dram opens none (without --mode, a pool opens in its own mode)");
+  if (auto e = index_given ? find_index(o.index) : nullptr; e && !e->persistent())
+    throw error(errc::usage, o.index + " is a volatile index (dram mode only): it keeps no pool to verify");
   if (!index_given) {  // take the index the pool was made for
     pm::pool_options po;
     po.path = o.pool_path;

@@ -225,6 +225,10 @@ int cmd_bench(args& a) {
   std::vector<bench::run_result> results;
   std::vector<std::string> skipped, errors;
   bool failed = false;
+  // The exit code when runs failed: a typed error's (8: pool full, ...) if
+  // that is what every failed run met, else 1.
+  errc failure = errc::ok;
+  auto failed_with = [&](errc c) { failure = failure == errc::ok || failure == c ? c : errc::failure; };
   const size_t cells = modes.size() * thread_counts.size();
   // A grid runs the modes of one index and thread count back to back, so the
   // ratios between modes (the study's findings) are measured side by side,
@@ -264,6 +268,7 @@ int cmd_bench(args& a) {
             auto rs = bench::run_phases(cfg, mine);
             for (auto& r : rs) {
               failed |= r.failed;
+              if (r.failed) failed_with(errc::failure);
               if (r.failed)
                 std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", r.label.c_str(),
                              r.cfg.w.name.c_str(), r.failure.c_str());
@@ -274,6 +279,7 @@ int cmd_bench(args& a) {
             std::fprintf(stderr, "pmindex bench: FAILED %s: %s\n", name.c_str(), e.what());
             errors.push_back(name + ": " + e.what());
             failed = true;
+            failed_with(e.code());
           }
           continue;
         }
@@ -289,9 +295,11 @@ int cmd_bench(args& a) {
             std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", name.c_str(), w.name.c_str(), e.what());
             errors.push_back(name + " " + w.name + ": " + e.what());
             failed = true;
+            failed_with(e.code());
             continue;
           }
           failed |= results.back().failed;
+          if (results.back().failed) failed_with(errc::failure);
           if (results.back().failed)
             std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", results.back().label.c_str(),
                          w.name.c_str(), results.back().failure.c_str());
@@ -362,7 +370,7 @@ int cmd_bench(args& a) {
   }
   if (failed) {
     std::fprintf(stderr, "pmindex bench: some runs FAILED their checks (see above)\n");
-    return static_cast<int>(errc::failure);
+    return static_cast<int>(failure == errc::ok ? errc::failure : failure);
   }
   return 0;
 }

@@ -31,6 +31,7 @@
 #include "dataset.hpp"
 #include "pmindex/crash/crashtest.hpp"
 #include "pmindex/error.hpp"
+#include "scratch_params.hpp"
 
 namespace pmindex::cli {
 
@@ -69,6 +70,9 @@ std::string reproduce_command(const crash::config& c) {
 
 crash::result run_and_report(crash::config c, bool summary, bool stats = false) {
   c.command = reproduce_command(c);
+  if (auto e = find_index(c.index); e && !e->concurrent && c.threads > 1 && !c.quiet)
+    std::fprintf(stderr, "crashtest %s: a single-threaded index: the %u threads take one lock per operation\n",
+                 c.index.c_str(), c.threads);
   auto r = crash::run(c);
   if (summary) {
     std::printf("crashtest %s: %" PRIu64 " images, %" PRIu64 " violations\n", c.index.c_str(), r.images,
@@ -100,6 +104,7 @@ crash::config read_config(args& a) {
   crash::config c;
   c.index = a.str("index", c.index);
   c.params = a.joined("params", ',');
+  if (auto e = find_index(c.index)) c.params = scratch_params(*e, c.params);  // (an array that fits the pool)
   c.ops = a.u64("ops", c.ops, 1, uint64_t{1} << 32);
   c.images = a.u64("images", c.images, 0, uint64_t{1} << 32);
   c.threads = static_cast<uint32_t>(a.u64("threads", c.threads, 1, 16));

@@ -38,6 +38,7 @@
 
 #include "commands.hpp"
 #include "pmindex/error.hpp"
+#include "scratch_params.hpp"
 #include "pmindex/pm/detail/header.hpp"
 #include "pmindex/util/hash.hpp"
 
@@ -399,9 +400,9 @@ int cmd_damagetest(args& a) {
       c.index = e->name;
       c.bytes = b;
       c.keys = keys;
-      // --index all: each index with its test profile's params (the
-      // array of an index with a key limit sized for these pools).
-      c.params = which == "all" && e->tests ? e->tests->params : params;
+      // An index with a key limit: its array sized for these pools (the
+      // test profile's params beneath --params; scratch_params.hpp).
+      c.params = scratch_params(*e, params);
       c.limited = key_limit(*e, c.params) != 0;
       c.base = "/dev/shm/pmindex-damage." + scratch_tag() + "." + e->name + (b ? ".b" : ".u");
       configs.push_back(c);

@@ -36,7 +36,9 @@
 
 #include "commands.hpp"
 #include "dataset_args.hpp"
+#include "null_index.hpp"
 #include "pmindex/error.hpp"
+#include "serial_index.hpp"
 #include "stress.hpp"
 #include "stress_keys.hpp"
 
@@ -432,6 +434,8 @@ int run_stress(run_args& ra, stress::key_space<K> space, uint64_t value_size) {
   auto idx = open(o);
   std::mutex serial_mu;  // indexes that are not concurrent run under one lock
   std::mutex* serial = ra.concurrent ? nullptr : &serial_mu;
+  serial_index locked(*idx, serial_mu);  // what a check's own threads call (a single-threaded index)
+  index& shared = serial ? static_cast<index&>(locked) : *idx;
   std::atomic<bool> stop{false};
   std::vector<typename stress_run<K>::oracle_map> oracles(ra.threads);
   std::vector<std::unique_ptr<stress_context>> contexts;
@@ -445,7 +449,7 @@ int run_stress(run_args& ra, stress::key_space<K> space, uint64_t value_size) {
       if (!c->concurrent) continue;
       uint32_t my = owner++;
       contexts.push_back(std::make_unique<stress_context>(stress_context{
-          *idx, stop, ra.seed + my, [&run, my](uint64_t i) { return run.key(my, i); }, {}, &run.ops_counter(),
+          shared, stop, ra.seed + my, [&run, my](uint64_t i) { return run.key(my, i); }, {}, &run.ops_counter(),
           [&run, name = c->name](const std::string& m) { run.violation("--check " + name + ": " + m); }}));
       auto* ctx = contexts.back().get();
       pool.emplace_back([c, ctx, &check_violations] { check_violations += c->concurrent(*ctx); });
@@ -495,7 +499,6 @@ int cmd_stress(args& a) {
   run_args ra;
   ra.o = index_options(a, pm::open_mode::must_create);
   options& o = ra.o;
-  if (!o.mode) o.mode = pm::mode::persist;  // stress always creates its pool
   ra.threads = static_cast<uint32_t>(a.u64("threads", 2, 1, 256));
   ra.seconds = a.real("seconds", 5, 0.001, 1e6);
   ra.keys = a.u64("keys", 20000, 2, uint64_t{1} << 32);  // per thread
@@ -514,20 +517,32 @@ int cmd_stress(args& a) {
   o.quiet = true;
   auto e = find_index(o.index);
   if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
+  if (bench::discards_records(*e))
+    throw error(errc::usage, o.index + " stores nothing (the harness's own baseline, for `pmindex bench`): nothing to "
+                             "stress-test");
+  // stress always creates its pool: persist, or dram for a volatile index.
+  if (!o.mode) o.mode = e->persistent() ? pm::mode::persist : pm::mode::dram;
   ra.concurrent = e->concurrent;
   ra.ordered = e->ordered;
+  for (auto* c : ra.checks)
+    if (c->needs_scans && !e->ordered)
+      throw error(errc::usage, "--check " + c->name + " reads with range queries: " + o.index +
+                                   " is unordered (no scan or range)");
   for (auto* c : ra.checks)
     if (c->concurrent && d.ds)
       throw error(errc::usage, "--check " + c->name + " runs on stress's own u64 keys: not with --dataset");
   if (d.bytes && !d.ds) d.ds = bench::make_dataset("u64-bytes", ra.seed);
   prepare_byte_run(o, d);
+  // The pool is removed at the end (unless --keep), but never a file that
+  // was there before: the open refuses an existing --pool, which stays as it was.
+  const bool existed = ::access(o.pool_path.c_str(), F_OK) == 0;
   struct remover {
     std::string path;
     bool active;
     ~remover() {
       if (active) ::unlink(path.c_str());
     }
-  } cleanup{o.pool_path, !keep && o.mode != pm::mode::dram};
+  } cleanup{o.pool_path, !keep && o.mode != pm::mode::dram && !existed};
 
   std::fprintf(stderr,
                "stress %s: %u threads, %.1f s, %" PRIu64 " keys per thread, mode %s, seed %" PRIu64 "%s%s\n",

@@ -60,6 +60,9 @@ struct stress_check {
   // Runs after the workers are done, and again after each reopen, with
   // every record the index must hold; returns violations.
   std::function<uint64_t(index&, const stress_records& expected)> final;
+  // Reads with range()/scan(): asking for it on an unordered index
+  // (index_entry::ordered false) is a usage error.
+  bool needs_scans = false;
 };
 
 // Registered checks (built-in ones and those of other tools/*.cpp files).

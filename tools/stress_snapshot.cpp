@@ -30,7 +30,7 @@ const stress_check_registrar k_snapshot_check({
                    (unsigned long long)r.ops, (unsigned long long)r.queries, (unsigned long long)r.violations);
       return r.violations;
     },
-    nullptr});
+    nullptr, /*needs_scans=*/true});
 
 }  // namespace
 }  // namespace pmindex::cli

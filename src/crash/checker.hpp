@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -117,6 +118,11 @@ class checker final : public shadow_observer::listener {
   result r_;
   bool bytes_ = false;                      // byte calls (else the u64 calls)
   bool ordered_ = true;                     // scans (else lookups: index_entry::ordered)
+  // A single-threaded index (index_entry::concurrent false) run by several
+  // threads: each operation, stamps included, holds serial_mu_ (as `pmindex
+  // stress` runs such an index), so the history is sequential.
+  bool serial_ = false;
+  std::mutex serial_mu_;
   uint64_t limit_ = 0;                      // keys below it (index_entry::key_limit; 0: any)
   std::vector<std::string> keys_;           // the key space, as bytes
   std::vector<uint64_t> keys_u64_;          // the same as integers (u64 calls)

@@ -46,6 +46,7 @@ checker::checker(const config& c) : c_(c), vrng_(mix64(c.seed ^ 0x76617273)) {
     throw error(errc::usage, "--keys must be at least 4 per thread");
   choose_key_kind(*e);
   ordered_ = e->ordered;
+  serial_ = !e->concurrent && c_.threads > 1;
   limit_ = key_limit(*e, c_.params);
   make_keys();
   for (auto& k : keys_)
@@ -76,15 +77,26 @@ std::string byte_run_params(const index_entry& e, const std::string& params, uin
   if (value_size > e.max_value)
     throw error(errc::value_too_long,
                 why + ": " + e.name + " takes values of at most " + std::to_string(e.max_value) + " bytes");
+  bool keys_given = false, value_given = false;
   for (size_t i = 0, j; i <= params.size(); i = j + 1) {
     j = params.find(',', i);
     if (j == std::string::npos) j = params.size();
     std::string_view kv(params.data() + i, j - i);
+    value_given |= kv.substr(0, 6) == "value=";
     if (kv.substr(0, 5) != "keys=") continue;
     if (kv != "keys=bytes") throw error(errc::usage, why + " needs keys=bytes, not " + std::string(kv));
-    return params;
+    keys_given = true;
   }
-  return params.empty() ? "keys=bytes" : "keys=bytes," + params;
+  std::string out = keys_given ? params : params.empty() ? "keys=bytes" : "keys=bytes," + params;
+  // An index whose value slot is a creation parameter (`value`, the pmemids
+  // structures) is created with a slot for values of value_size bytes when
+  // its default slot is smaller; a `value=` given is kept (and a value
+  // longer than it is value_too_long at the first write).
+  if (!value_given)
+    for (auto& p : e.params)
+      if (p.name == "value" && p.choices.empty() && value_size > std::stoull(p.def) && value_size <= p.max)
+        out += ",value=" + std::to_string(value_size);
+  return out;
 }
 
 checker::~checker() {

@@ -100,6 +100,12 @@ void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
   static thread_local std::string vbuf, got;
   static thread_local record_buffer sbuf;
   sbuf.clear();
+  // Taken before the start stamp and held past the end stamp: the threads'
+  // operations do not overlap, a history a sequential index can be held to.
+  // A thread waiting here sleeps in the kernel, which a crash point counts
+  // as parked (shadow.hpp).
+  std::unique_lock<std::mutex> serial;
+  if (serial_) serial = std::unique_lock(serial_mu_);
   __atomic_store_n(&o.start, clock_.fetch_add(1), __ATOMIC_RELEASE);
   size_t n = 0;
   switch (kind) {

@@ -111,8 +111,10 @@ result run(const config& c);
 // The rule of every byte run (crashtest, load, verify, stress): the index
 // must take keys=bytes (else error(unsupported)) and values of
 // `value_size` bytes (else error(value_too_long)); returns `params` with
-// keys=bytes added unless given (keys=u64 is error(usage)). `why` names the
-// options that asked for bytes, for the messages.
+// keys=bytes added unless given (keys=u64 is error(usage)) and, for an index
+// whose value slot is a `value` parameter smaller by default than
+// value_size, value=value_size unless given. `why` names the options that
+// asked for bytes, for the messages.
 std::string byte_run_params(const index_entry& e, const std::string& params, uint64_t value_size,
                             const std::string& why);
 

@@ -1,0 +1,7 @@
+# Crash checker runs as a user types them: several threads on a
+# single-threaded index (one lock per operation), a value size above an
+# index's default value slot (the index is created for it).
+add_test(NAME crash_threads_serial COMMAND ${CMAKE_CURRENT_LIST_DIR}/threads_serial.sh $<TARGET_FILE:pmindex>)
+set_tests_properties(crash_threads_serial PROPERTIES TIMEOUT 1800 LABELS crash)
+add_test(NAME crash_value_slot COMMAND ${CMAKE_CURRENT_LIST_DIR}/value_slot.sh $<TARGET_FILE:pmindex>)
+set_tests_properties(crash_value_slot PROPERTIES TIMEOUT 900 LABELS crash)
