@@ -65,6 +65,7 @@
 #include "common/mutant.hpp"
 #include "pmemids/detail/front.hpp"
 #include "pmemids/detail/root.hpp"
+#include "pmindex/alloc/size_classes.hpp"
 #include "pmindex/pm/pool.hpp"
 #include "pmindex/pm/tx.hpp"
 #include "pmindex/registry.hpp"
@@ -98,6 +99,13 @@ struct node {
   uint64_t child[k_max + 1];
 };
 static_assert(sizeof(node) == 152);
+
+// The longest embedded value (`value=`, keys=bytes): a node of 17 records of
+// a 16-byte key, its length word and the value slot stays a small block
+// (alloc::k_max_small), the size the pool keeps back for copy-on-write
+// removes. 208: 152 + 17 * (16 + 8 + 208) = 4096.
+inline constexpr uint32_t k_max_embedded_value = 208;
+static_assert(sizeof(node) + k_max * (16 + 8 + k_max_embedded_value) <= alloc::k_max_small);
 
 // btree's mutants in entry order (btree/entry.cpp); btree-ref lists them
 // and its own two.

@@ -22,7 +22,7 @@ index_entry make_btree() {
   return ordered_entry<tree>("btree",
                              "pmemids B-tree: values in the nodes, minimum degree 9, linear search (persist: "
                              "copy-on-write)",
-                             256, true, btree_mutants(), exhaustive_fill_empty("btree", "removes", 120, 40));
+                             k_max_embedded_value, true, btree_mutants(), exhaustive_fill_empty("btree", "removes", 120, 40));
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ index_entry ordered_entry(std::string name, std::string description, uint64_t ma
   e.scan_guarantee =
       "sorted, no duplicates, every key >= from; single-threaded (the harness runs it behind one lock), so a scan "
       "sees exactly the records present when it runs";
-  if (value_param) e.params = {{"value", "keys=bytes: the longest value (the value slot of every record)", "100", {}, 8, 256}};
+  if (value_param) e.params = {{"value", "keys=bytes: the longest value (the value slot of every record)", "100", {}, 8, max_value}};
   e.mutants = std::move(mutants);
   e.tests = test_profile{};
   // Smaller runs than the concurrent indexes' (CI time): these structures
