@@ -1,6 +1,9 @@
 #include "report.hpp"
 
+#include "repeat.hpp"
+
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 
@@ -45,6 +48,12 @@ json::value to_json(const run_result& r) {
   j.set("dataset", c.dataset);
   j.set("value_size", c.value_size);
   j.set("byte_path", c.byte_path());
+  // Its cell (the identity the repetitions of one configuration share) and
+  // its repetition; cmd_bench makes "cell" unique when two cells of a plan
+  // would share a key.
+  j.set("cell", run_key(j));
+  j.set("cell_index", static_cast<uint64_t>(r.cell));
+  j.set("repetition", r.repetition);
   auto w = json::value::object();
   w.set("mix", mix_string(c.w));
   w.set("distribution", std::string(to_string(c.w.dist)));
@@ -53,6 +62,7 @@ json::value to_json(const run_result& r) {
   w.set("scan_size", c.w.scan_size);
   w.set("scan_uniform", c.w.scan_uniform);
   w.set("records", c.records);
+  w.set("records_requested", c.records_requested.empty() ? std::to_string(c.records) : c.records_requested);
   w.set("key_space", c.key_space ? c.key_space : c.records);
   w.set("universe", std::string(to_string(c.universe)));
   w.set("ops", c.ops);
@@ -162,36 +172,107 @@ json::value to_json(const run_result& r) {
 void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
   if (rs.empty()) return;
   const auto& c0 = rs.front().cfg;
+  uint32_t reps = 1;
+  for (auto& r : rs) reps = std::max(reps, r.repetition + 1);
   const std::string keys = c0.dataset == "u64" || c0.dataset == "u64-bytes"
                                ? std::string(to_string(c0.universe)) + " " + c0.dataset
                                : c0.dataset;
+  std::string requested;
+  if (!c0.records_requested.empty() && c0.records_requested != std::to_string(c0.records))
+    requested = " (" + c0.records_requested +
+                (std::isalpha(static_cast<unsigned char>(c0.records_requested.back())) ? ": K/M/G/T are powers of 1000)"
+                                                                                       : ")");
   std::fprintf(f,
-               "pmindex bench: %" PRIu64 " records prefilled, %s per run, %u thread%s (%s), %s keys, %u-byte values%s\n",
-               c0.records,
+               "pmindex bench: %" PRIu64 " records prefilled%s, %s per run, %u thread%s (%s), %s keys, %u-byte values%s%s\n",
+               c0.records, requested.c_str(),
                c0.ops ? (std::to_string(c0.ops) + " ops").c_str() : (std::to_string(c0.seconds) .substr(0, 4) + " s").c_str(),
                c0.threads, c0.threads == 1 ? "" : "s", std::string(to_string(c0.parallel)).c_str(), keys.c_str(),
-               c0.value_size, c0.byte_path() ? " (byte calls)" : "");
+               c0.value_size, c0.byte_path() ? " (byte calls)" : "",
+               reps > 1 ? (", " + std::to_string(reps) + " repetitions: median (min-max)").c_str() : "");
+  // Rows: one per cell and phase (a --same-index cell runs several), its
+  // repetitions together, in plan order.
+  std::vector<std::vector<const run_result*>> rows;
+  {
+    std::vector<std::pair<std::pair<size_t, size_t>, size_t>> where;  // (cell, phase) -> row
+    std::vector<std::pair<std::pair<size_t, uint32_t>, size_t>> phases;  // (cell, repetition) -> runs so far
+    for (auto& r : rs) {
+      size_t phase = 0;
+      auto p = std::find_if(phases.begin(), phases.end(),
+                            [&](auto& x) { return x.first == std::make_pair(r.cell, r.repetition); });
+      if (p == phases.end()) phases.push_back({{r.cell, r.repetition}, 1});
+      else phase = p->second++;
+      auto w = std::find_if(where.begin(), where.end(), [&](auto& x) { return x.first == std::make_pair(r.cell, phase); });
+      if (w == where.end()) {
+        where.push_back({{r.cell, phase}, rows.size()});
+        rows.push_back({&r});
+      } else {
+        rows[w->second].push_back(&r);
+      }
+    }
+    std::vector<size_t> order(rows.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return where[a].first < where[b].first; });
+    std::vector<std::vector<const run_result*>> sorted;
+    for (size_t i : order) sorted.push_back(std::move(rows[i]));
+    rows = std::move(sorted);
+  }
+  // The figures: each the median of a row's runs, with its spread when the
+  // repetitions differ.
+  struct column {
+    const char* head;
+    int width;
+    const char* fmt;
+    double (*get)(const run_result&);
+  };
+  static const column cols[] = {
+      {"load s", 7, "%.2f", [](const run_result& r) { return r.load_seconds; }},
+      {"Mops/s", 8, "%.2f", [](const run_result& r) { return r.mops; }},
+      {"p50 ns", 8, "%.0f", [](const run_result& r) { return static_cast<double>(r.all.lat.percentile(0.5)); }},
+      {"p99 ns", 8, "%.0f", [](const run_result& r) { return static_cast<double>(r.all.lat.percentile(0.99)); }},
+      {"p99.9 ns", 8, "%.0f", [](const run_result& r) { return static_cast<double>(r.all.lat.percentile(0.999)); }},
+      {"flush/op", 7, "%.2f", [](const run_result& r) { return per(r.all.flushes, r.all.done); }},
+      {"fence/op", 7, "%.2f", [](const run_result& r) { return per(r.all.fences, r.all.done); }},
+      {"alloc/op", 7, "%.2f", [](const run_result& r) { return per(r.all.allocs, r.all.done); }},
+      {"B/record", 8, "%.1f",
+       [](const run_result& r) { return per(r.space.pm_bytes_used + r.space.dram_bytes, r.space.records); }},
+  };
+  constexpr size_t ncols = std::size(cols);
+  std::vector<std::vector<std::string>> text(rows.size());
+  int width[ncols + 1];
+  for (size_t c = 0; c < ncols; ++c) width[c] = cols[c].width;
+  width[ncols] = 6;  // check
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t c = 0; c < ncols; ++c) {
+      std::vector<double> v;
+      for (auto* r : rows[i])
+        if (c != ncols - 1 || (r->have_space && r->space.records)) v.push_back(cols[c].get(*r));
+      text[i].push_back(v.empty() ? "-" : median_and_spread(summarize(v), cols[c].fmt));
+    }
+    size_t failed = 0;
+    bool counted = false;
+    for (auto* r : rows[i]) failed += r->failed, counted |= r->counted;
+    text[i].push_back(!failed        ? (counted ? "ok" : "-")
+                      : reps == 1    ? "FAIL"
+                                     : "FAIL " + std::to_string(failed) + "/" + std::to_string(rows[i].size()));
+    // One repetition: the fixed widths (a long value widens its own row only).
+    if (reps > 1)
+      for (size_t c = 0; c <= ncols; ++c) width[c] = std::max(width[c], static_cast<int>(text[i][c].size()));
+  }
   int lw = 14;
   int ww = 17;
   for (auto& r : rs) lw = std::max(lw, static_cast<int>(r.label.size()));
   for (auto& r : rs) ww = std::max(ww, static_cast<int>(r.cfg.w.name.size()));
-  std::fprintf(f, "%-*s %-8s %-*s %7s %8s %8s %8s %8s %7s %7s %7s %8s %6s\n", lw, "index", "mode", ww, "workload", "load s",
-               "Mops/s", "p50 ns", "p99 ns", "p99.9 ns", "flush/op", "fence/op", "alloc/op", "B/record", "check");
-  for (auto& r : rs) {
-    const auto& h = r.all.lat;
-    char bpr[16] = "-";
-    if (r.have_space && r.space.records)
-      std::snprintf(bpr, sizeof bpr, "%.1f",
-                    static_cast<double>(r.space.pm_bytes_used + r.space.dram_bytes) / static_cast<double>(r.space.records));
-    std::string label = r.label;
-    std::fprintf(
-        f, "%-*s %-8s %-*s %7.2f %8.2f %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %7.2f %7.2f %7.2f %8s %6s\n",
-        lw, label.c_str(),
-        r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode.value_or(pm::mode::persist))).c_str()
-                             : "-",
-        ww, r.cfg.w.name.c_str(), r.load_seconds, r.mops, h.percentile(0.5), h.percentile(0.99),
-        h.percentile(0.999), per(r.all.flushes, r.all.done), per(r.all.fences, r.all.done),
-        per(r.all.allocs, r.all.done), bpr, r.failed ? "FAIL" : (r.counted ? "ok" : "-"));
+  std::fprintf(f, "%-*s %-8s %-*s", lw, "index", "mode", ww, "workload");
+  for (size_t c = 0; c < ncols; ++c) std::fprintf(f, " %*s", width[c], cols[c].head);
+  std::fprintf(f, " %*s\n", width[ncols], "check");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const run_result& r = *rows[i].front();
+    std::fprintf(f, "%-*s %-8s %-*s", lw, r.label.c_str(),
+                 r.cfg.plugin.empty() ? std::string(pm::to_string(r.cfg.base.mode.value_or(pm::mode::persist))).c_str()
+                                      : "-",
+                 ww, r.cfg.w.name.c_str());
+    for (size_t c = 0; c <= ncols; ++c) std::fprintf(f, " %*s", width[c], text[i][c].c_str());
+    std::fprintf(f, "\n");
   }
   // A grid repeats a run per mode and thread count: each note is printed
   // once per index, with the workloads it came from.
@@ -200,7 +281,10 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
   };
   std::vector<note_line> notes;
   for (auto& r : rs) {
-    if (r.failed) std::fprintf(f, "FAILED %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(), r.failure.c_str());
+    if (r.failed)
+      std::fprintf(f, "FAILED %s %s%s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(),
+                   reps > 1 ? (" (repetition " + std::to_string(r.repetition + 1) + ")").c_str() : "",
+                   r.failure.c_str());
     for (auto& n : r.notes) {
       auto it = std::find_if(notes.begin(), notes.end(), [&](auto& x) { return x.label == r.label && x.note == n; });
       if (it == notes.end())
@@ -213,8 +297,9 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
     std::fprintf(f, "note: %s %s: %s\n", n.label.c_str(), n.workloads.c_str(), n.note.c_str());
   if (!detail) return;
   for (auto& r : rs) {
-    std::fprintf(f, "\n%s / %s  (%s, %s, %u thread%s, %s %s, %s universe)\n", r.label.c_str(),
+    std::fprintf(f, "\n%s / %s%s  (%s, %s, %u thread%s, %s %s, %s universe)\n", r.label.c_str(),
                  r.cfg.w.name.c_str(),
+                 reps > 1 ? (", repetition " + std::to_string(r.repetition + 1)).c_str() : "",
                  std::string(pm::to_string(r.cfg.base.mode.value_or(pm::mode::persist))).c_str(),
                  std::string(to_string(r.cfg.parallel)).c_str(), r.cfg.threads, r.cfg.threads == 1 ? "" : "s",
                  mix_string(r.cfg.w).c_str(), std::string(to_string(r.cfg.w.dist)).c_str(),

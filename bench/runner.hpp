@@ -28,6 +28,9 @@ struct run_config {
   options base;               // pool path/size, mode, flush, params
   workload w;
   uint64_t records = 1000000; // prefill n
+  // --records as the user typed it ("200K"; empty: not given). Counts of
+  // records take decimal suffixes (200K = 200,000), pool sizes binary ones.
+  std::string records_requested;
   uint64_t key_space = 0;     // ids reads draw from; 0: n
   uint64_t ops = 0;           // run-phase ops in total; 0: timed
   double seconds = 2;
@@ -77,6 +80,10 @@ struct op_stats {
 struct run_result {
   run_config cfg;
   std::string label;          // index name or plugin file
+  // Its place in the schedule of `pmindex bench --repetitions` (repeat.hpp):
+  // the cell (index into the plan) and the repetition (0-based).
+  size_t cell = 0;
+  uint32_t repetition = 0;
   std::vector<std::string> notes;
   bool failed = false;        // record-count or check failure
   std::string failure;

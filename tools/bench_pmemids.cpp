@@ -4,8 +4,10 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "pmindex/pm/mode.hpp"
+#include "repeat.hpp"
 
 namespace pmindex::cli {
 
@@ -13,9 +15,11 @@ namespace {
 
 constexpr pm::mode k_modes[] = {pm::mode::dram, pm::mode::volatile_, pm::mode::persist, pm::mode::tx};
 
+// A cell's figures: medians over its repetitions.
 struct cell {
   double ktps = -1;
   double flushes = 0, fences = 0;
+  std::vector<double> ktps_runs, flushes_runs, fences_runs;
 };
 
 // "read" for a workload without writes, else "write" (pmemids-read /
@@ -46,9 +50,12 @@ void print_pmemids_table(FILE* f, const std::vector<bench::run_result>& rs) {
     for (auto& x : rows) seen |= x == key;
     if (!seen) rows.push_back(key);
     cell& c = cells[{r.label, r.cfg.threads, is_read(r), r.cfg.base.mode.value_or(pm::mode::persist)}];
-    c.ktps = r.mops * 1000;
-    c.flushes = static_cast<double>(r.all.flushes) / static_cast<double>(r.all.done);
-    c.fences = static_cast<double>(r.all.fences) / static_cast<double>(r.all.done);
+    c.ktps_runs.push_back(r.mops * 1000);
+    c.flushes_runs.push_back(static_cast<double>(r.all.flushes) / static_cast<double>(r.all.done));
+    c.fences_runs.push_back(static_cast<double>(r.all.fences) / static_cast<double>(r.all.done));
+    c.ktps = bench::summarize(c.ktps_runs).median;
+    c.flushes = bench::summarize(c.flushes_runs).median;
+    c.fences = bench::summarize(c.fences_runs).median;
   }
   if (rows.empty()) return;
   const auto& c0 = rs.front().cfg;

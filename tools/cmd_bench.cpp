@@ -3,6 +3,7 @@
 // See docs/bench.md for the options and the meaning of every output field.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "commands.hpp"
 #include "null_index.hpp"
 #include "plan.hpp"
+#include "repeat.hpp"
 #include "pmindex/error.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -54,6 +56,40 @@ double fraction(args& a, const std::string& name, bool& given) {
   return *v;
 }
 
+// A count of records or operations (--records, --key-space, --ops,
+// --range-size): K/M/G/T are powers of 1000 here, as a user writing 200K
+// records means 200,000 (pool sizes are bytes: their 64M is 64 MiB). 2^k and
+// KiB/MiB/GiB/TiB still spell binary counts. `typed` receives the text as
+// given (empty when the option is not given).
+std::optional<uint64_t> record_count(args& a, const std::string& name, uint64_t lo, uint64_t hi,
+                                     std::string* typed = nullptr) {
+  const std::string text = a.str(name, "");
+  if (typed) *typed = text;
+  const size_t digits = text.find_first_not_of("0123456789");
+  if (text.size() >= 2 && digits == text.size() - 1) {
+    uint64_t mul = 0;
+    switch (text.back()) {
+      case 'K': case 'k': mul = 1000; break;
+      case 'M': case 'm': mul = 1000'000; break;
+      case 'G': case 'g': mul = 1000'000'000; break;
+      case 'T': case 't': mul = 1000'000'000'000; break;
+      default: break;
+    }
+    if (mul) {
+      errno = 0;
+      const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+      if (errno || v > UINT64_MAX / mul) throw error(errc::usage, "--" + name + ": '" + text + "' is too large");
+      const uint64_t n = v * mul;
+      if (n < lo || n > hi)
+        throw error(errc::usage, "--" + name + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                     "], got " + std::to_string(n));
+      return n;
+    }
+  }
+  // No decimal suffix: the shared parser (range, malformed numbers, 2^k).
+  return a.opt_count(name, lo, hi);
+}
+
 }  // namespace
 
 int cmd_bench(args& a) {
@@ -67,9 +103,11 @@ int cmd_bench(args& a) {
   base.plugin = a.str("plugin", "");
   const std::string abi = a.str("plugin-abi", "master");
   std::string wl = a.str("workload", "");
-  base.records = a.count("records", 1000000, 1, uint64_t{1} << 40);
-  base.key_space = a.opt_count("key-space", 1, uint64_t{1} << 63).value_or(0);  // not given: --records
-  base.ops = a.count("ops", 0, 0, uint64_t{1} << 50);                           // 0: timed
+  base.records = record_count(a, "records", 1, uint64_t{1} << 40, &base.records_requested).value_or(1000000);
+  base.key_space = record_count(a, "key-space", 1, uint64_t{1} << 63).value_or(0);  // not given: --records
+  base.ops = record_count(a, "ops", 0, uint64_t{1} << 50).value_or(0);              // 0: timed
+  // Every cell once per repetition, interleaved (bench/repeat.hpp).
+  const auto repetitions = static_cast<uint32_t>(a.u64("repetitions", 1, 1, 1000));
   base.seconds = a.real("seconds", 1.5, 0, 1e6);
   unsigned hc = std::thread::hardware_concurrency();
   base.threads = static_cast<uint32_t>(a.u64("threads", std::min(hc ? hc : 1, 256u), 1, 256));
@@ -98,7 +136,7 @@ int cmd_bench(args& a) {
   uint64_t scan_size = a.opt_u64("scan-size", 1, 100000).value_or(0);  // not given: the preset's
   bool scan_uniform = a.flag("scan-uniform");
   base.range_threads = static_cast<uint32_t>(a.u64("range-threads", 0, 0, 255));
-  uint64_t range_size = a.opt_count("range-size", 1, uint64_t{1} << 40).value_or(0);
+  uint64_t range_size = record_count(a, "range-size", 1, uint64_t{1} << 40).value_or(0);
   double selectivity = a.opt_real("selectivity", 0, 1).value_or(-1);
   std::string inserts = a.str("inserts", "fresh");
   std::string prefill = a.str("prefill", "low");
@@ -229,10 +267,18 @@ int cmd_bench(args& a) {
   // that is what every failed run met, else 1.
   errc failure = errc::ok;
   auto failed_with = [&](errc c) { failure = failure == errc::ok || failure == c ? c : errc::failure; };
-  const size_t cells = modes.size() * thread_counts.size();
-  // A grid runs the modes of one index and thread count back to back, so the
-  // ratios between modes (the study's findings) are measured side by side,
-  // not minutes apart.
+  const size_t grid_cells = modes.size() * thread_counts.size();
+  // The plan: one cell per index, mode, thread count and workload (with
+  // --same-index, the workloads as phases of one cell). A grid runs the
+  // modes of one index and thread count back to back, so the ratios between
+  // modes (the study's findings) are measured side by side, not minutes apart.
+  struct cell {
+    bench::run_config cfg;
+    std::vector<bench::workload> phases;  // --same-index: run as phases of one prefill
+    bool alone = false;                   // the only run of the command: its error is the command's
+    bool dead = false;                    // threw: not run again
+  };
+  std::vector<cell> plan;
   for (uint32_t t : thread_counts)
     for (auto& name : indexes)
       for (auto m : modes) {
@@ -244,9 +290,9 @@ int cmd_bench(args& a) {
         bench::run_config cfg = base;
         if (base.plugin.empty()) {
           cfg.index = name;
-          auto fit = bench::fit_to_index(cfg, mode_given || cells > 1);
+          auto fit = bench::fit_to_index(cfg, mode_given || grid_cells > 1);
           if (!fit) {
-            if (fit.mode && !all && cells == 1)
+            if (fit.mode && !all && grid_cells == 1)
               throw error(errc::unsupported, "index " + name + ": " + fit.reason);
             skipped.push_back(name + " (" + fit.reason + ")");
             continue;
@@ -262,49 +308,66 @@ int cmd_bench(args& a) {
           else
             mine.push_back(w);
         }
-        if (same_index) {  // one prefill, the workloads as phases
-          if (mine.empty()) continue;
-          try {
-            auto rs = bench::run_phases(cfg, mine);
-            for (auto& r : rs) {
-              failed |= r.failed;
-              if (r.failed) failed_with(errc::failure);
-              if (r.failed)
-                std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", r.label.c_str(),
-                             r.cfg.w.name.c_str(), r.failure.c_str());
-              results.push_back(std::move(r));
-            }
-          } catch (const error& e) {
-            if (e.code() == errc::io || e.code() == errc::usage || indexes.size() == 1) throw;
-            std::fprintf(stderr, "pmindex bench: FAILED %s: %s\n", name.c_str(), e.what());
-            errors.push_back(name + ": " + e.what());
-            failed = true;
-            failed_with(e.code());
-          }
+        if (same_index) {
+          if (!mine.empty()) plan.push_back({cfg, mine, indexes.size() == 1});
           continue;
         }
         for (auto& w : mine) {
           cfg.w = w;
-          try {
-            results.push_back(bench::run(cfg));
-          } catch (const error& e) {
-            // One index failing must not lose the others' results; but a bad
-            // option or pool path would fail every run: stop at once.
-            if (e.code() == errc::io || e.code() == errc::usage || indexes.size() * mine.size() * cells == 1)
-              throw;
-            std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", name.c_str(), w.name.c_str(), e.what());
-            errors.push_back(name + " " + w.name + ": " + e.what());
-            failed = true;
-            failed_with(e.code());
-            continue;
-          }
-          failed |= results.back().failed;
-          if (results.back().failed) failed_with(errc::failure);
-          if (results.back().failed)
-            std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", results.back().label.c_str(),
-                         w.name.c_str(), results.back().failure.c_str());
+          plan.push_back({cfg, {}, indexes.size() * mine.size() * grid_cells == 1});
         }
       }  // the grid's cells (one without --preset)
+
+  // The schedule: every cell once per repetition, repetition r starting at
+  // cell r mod n (bench/repeat.hpp).
+  for (const auto [rep, i] : bench::interleaved_order(plan.size(), repetitions)) {
+    cell& c = plan[i];
+    if (c.dead) continue;
+    const std::string& name = c.cfg.plugin.empty() ? c.cfg.index : std::string("plugin");
+    if (!c.phases.empty()) {  // one prefill, the workloads as phases
+      try {
+        auto rs = bench::run_phases(c.cfg, c.phases);
+        for (auto& r : rs) {
+          r.cell = i;
+          r.repetition = rep;
+          failed |= r.failed;
+          if (r.failed) failed_with(errc::failure);
+          if (r.failed)
+            std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", r.label.c_str(), r.cfg.w.name.c_str(),
+                         r.failure.c_str());
+          results.push_back(std::move(r));
+        }
+      } catch (const error& e) {
+        if (e.code() == errc::io || e.code() == errc::usage || c.alone) throw;
+        std::fprintf(stderr, "pmindex bench: FAILED %s: %s\n", name.c_str(), e.what());
+        errors.push_back(name + ": " + e.what());
+        failed = true;
+        failed_with(e.code());
+        c.dead = true;
+      }
+      continue;
+    }
+    try {
+      results.push_back(bench::run(c.cfg));
+      results.back().cell = i;
+      results.back().repetition = rep;
+    } catch (const error& e) {
+      // One index failing must not lose the others' results; but a bad
+      // option or pool path would fail every run: stop at once.
+      if (e.code() == errc::io || e.code() == errc::usage || c.alone) throw;
+      std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", name.c_str(), c.cfg.w.name.c_str(), e.what());
+      errors.push_back(name + " " + c.cfg.w.name + ": " + e.what());
+      failed = true;
+      failed_with(e.code());
+      c.dead = true;
+      continue;
+    }
+    failed |= results.back().failed;
+    if (results.back().failed) failed_with(errc::failure);
+    if (results.back().failed)
+      std::fprintf(stderr, "pmindex bench: FAILED %s %s: %s\n", results.back().label.c_str(), c.cfg.w.name.c_str(),
+                   results.back().failure.c_str());
+  }
 
   bench::print_table(stdout, results, detail || results.size() == 1);
   if (!grid.empty()) print_pmemids_table(stdout, results);
@@ -315,6 +378,7 @@ int cmd_bench(args& a) {
   if (!json_path.empty() || !csv_path.empty()) {
     std::vector<bench::json::value> runs;
     for (auto& r : results) runs.push_back(bench::to_json(r));
+    bench::unique_cells(runs);
     if (!json_path.empty()) {
       auto doc = bench::json::value::object();
       auto ctx = bench::context();
@@ -324,6 +388,8 @@ int cmd_bench(args& a) {
       if (!base.plugin.empty()) opts.set("plugin", base.plugin);
       opts.set("workload", wl);
       opts.set("records", base.records);
+      opts.set("records_requested", base.records_requested.empty() ? std::to_string(base.records)
+                                                                    : base.records_requested);
       opts.set("key_space", base.key_space);
       opts.set("ops", base.ops);
       opts.set("seconds", base.seconds);
@@ -351,6 +417,7 @@ int cmd_bench(args& a) {
       opts.set("prefill", prefill);
       opts.set("prefill_order", prefill_order);
       opts.set("same_index", same_index);
+      opts.set("repetitions", repetitions);
       if (!grid.empty()) opts.set("preset", grid);
       if (!dist.empty()) opts.set("distribution", dist);
       ctx.set("options", opts);
@@ -358,6 +425,7 @@ int cmd_bench(args& a) {
       auto arr = bench::json::value::array();
       for (auto& r : runs) arr.push(r);
       doc.set("results", arr);
+      doc.set("aggregates", bench::aggregates(runs));
       std::ofstream f(json_path);
       f << doc.dump();
       if (!f) throw error(errc::io, "cannot write " + json_path);

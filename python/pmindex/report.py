@@ -16,8 +16,11 @@ page says why.
 Reads the harness's JSON (docs/bench.md) and also the flat summaries kept in
 docs/results/ (one object per run with fields such as mops, p50_ns,
 flushes_per_op, pm_bytes_used, clean_open_seconds; a {"median": x} stands for
-x). Runs with the same index, variant, workload and thread count (repeats, or
-the same run in several files) are shown as their median.
+x). Runs with the same index, variant, workload and thread count (the
+repetitions of `pmindex bench --repetitions`, or the same run in several
+files) are shown as their median, with min-max error bars. A series with no
+data for a figure is left out of it (an index in dram mode has no flushes:
+the persistence figure names it underneath). PNGs are drawn at 200 dpi.
 
 This file imports nothing from the pmindex package (only matplotlib), so the
 `pmindex report` verb can run it straight from the source tree.
@@ -181,11 +184,21 @@ def merge_repeats(runs):
     for (series, workload, threads), rs in groups.items():
         m = dict(rs[0])
         m["repeats"] = len(rs)
+        # (min, max) of each figure the repeats measured differently: the
+        # error bars of the figures.
+        m["spread"] = {}
         for k in NUMBERS:
             vals = [x[k] for x in rs if x.get(k) is not None]
             m[k] = statistics.median(vals) if vals else None
-        m["latency"] = {p: statistics.median([x["latency"][p] for x in rs if p in x["latency"]])
-                        for p in PERCENTILES if any(p in x["latency"] for x in rs)}
+            if len(vals) > 1 and min(vals) < max(vals):
+                m["spread"][k] = (min(vals), max(vals))
+        m["latency"] = {}
+        for p in PERCENTILES:
+            vals = [x["latency"][p] for x in rs if p in x["latency"]]
+            if vals:
+                m["latency"][p] = statistics.median(vals)
+                if len(vals) > 1 and min(vals) < max(vals):
+                    m["spread"]["latency|" + p] = (min(vals), max(vals))
         checks = [x["check"] for x in rs if x["check"] is not None]
         m["check"] = all(checks) if checks else None
         merged.append(m)
@@ -202,12 +215,18 @@ def _ordered(values):
 
 # ----------------------------------------------------------------- figures
 
+DPI = 200  # PNGs for print: 200 dots per inch at the figure's size in inches
+
+
 def _plt():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    plt.rcParams.update({"svg.hashsalt": "pmindex", "svg.fonttype": "none", "font.size": 9,
-                         "axes.grid": True, "grid.alpha": 0.3, "axes.axisbelow": True})
+    plt.rcParams.update({"svg.hashsalt": "pmindex", "svg.fonttype": "none", "font.size": 10,
+                         "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9, "ytick.labelsize": 9,
+                         "legend.fontsize": 9, "figure.titlesize": 11,
+                         "axes.grid": True, "grid.alpha": 0.3, "axes.axisbelow": True,
+                         "errorbar.capsize": 2.5})
     return plt
 
 
@@ -221,33 +240,105 @@ def _set_colors(plt, series):
         _COLORS[s] = cmap(i % cmap.N)
 
 
-def _bars(ax, groups, series, value, ylabel, log=False):
-    """Grouped bars: one group per entry of `groups`, one bar per series."""
+def _wrap(label, width):
+    """A tick label in lines of about `width` characters, broken at spaces
+    (and before parentheses: series names such as "btree (mode=dram, ...)")."""
+    words, lines, cur = label.replace("(", " (").split(), [], ""
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    lines.append(cur)
+    return "\n".join(lines)
+
+
+# Category labels: up to this many side by side (wrapped), more of them
+# upright; either way the figure is wide enough that none runs into the next.
+_FLAT_LABELS = 6
+_CHAR_IN = 0.075  # inches per character of a 9-point tick label
+_LINE_IN = 0.17   # inches per line of it
+
+
+def _label_texts(labels):
+    flat = len(labels) <= _FLAT_LABELS
+    return [_wrap(str(label), 14 if flat else 26) for label in labels], flat
+
+
+def _label_inches(labels):
+    """The width (inches) each category needs for its label."""
+    texts, flat = _label_texts(labels)
+    if flat:
+        return max([0.6] + [_CHAR_IN * max(len(x) for x in t.split("\n")) + 0.2 for t in texts])
+    return max([0.35] + [_LINE_IN * (t.count("\n") + 1) + 0.12 for t in texts])
+
+
+def _ticklabels(ax, labels):
+    texts, flat = _label_texts(labels)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(texts, rotation=0 if flat else 90, ha="center", va="top")
+
+
+def _yerr(values, spreads):
+    """Asymmetric error bars (median to min, median to max); zero where a
+    value has no spread; None when no value has one."""
+    if not any(spreads):
+        return None
+    lo = [v - sp[0] if sp else 0 for v, sp in zip(values, spreads)]
+    hi = [sp[1] - v if sp else 0 for v, sp in zip(values, spreads)]
+    return [lo, hi]
+
+
+def _has_data(series, groups, value):
+    """The series with at least one value in these groups."""
+    return [s for s in series if any(value(s, g) is not None for g in groups)]
+
+
+def _bars(ax, groups, series, value, ylabel, log=False, spread=None):
+    """Grouped bars: one group per entry of `groups`, one bar per series;
+    error bars from spread(series, group) -> (min, max) or None."""
     width = 0.8 / max(1, len(series))
     for i, s in enumerate(series):
-        xs, ys = [], []
+        xs, ys, sps = [], [], []
         for g, group in enumerate(groups):
             v = value(s, group)
             if v is not None:
                 xs.append(g + (i - (len(series) - 1) / 2) * width)
                 ys.append(v)
-        ax.bar(xs, ys, width, label=s, color=_COLORS.get(s))
-    ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, rotation=20 if len(groups) > 3 else 0, ha="right" if len(groups) > 3 else "center")
+                sps.append(spread(s, group) if spread else None)
+        ax.bar(xs, ys, width, label=s, color=_COLORS.get(s), yerr=_yerr(ys, sps),
+               error_kw={"elinewidth": 0.9, "ecolor": "0.15"})
+    _ticklabels(ax, groups)
     ax.set_ylabel(ylabel)
     if log:
         ax.set_yscale("log")
 
 
-def _width(groups, series):
-    """Figure width (inches) for grouped bars."""
-    return min(14.0, max(6.0, 0.3 * len(groups) * len(series) + 2.5))
+def _width(groups, series=None):
+    """Figure width (inches) for bars: room for every bar and every label."""
+    bars = len(groups) * max(1, len(series or []))
+    return min(24.0, max(6.0, 0.3 * bars + 2.5, _label_inches(groups) * len(groups) + 2.0))
 
 
 def _legend(fig, ax):
     handles, labels = ax.get_legend_handles_labels()
     if handles:  # outside, right of the axes (savefig's tight box keeps it)
-        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
+        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+
+
+def _footnote(fig, text):
+    """A line under the figure (what it leaves out, what the bars mean)."""
+    if text:
+        fig.text(0.01, -0.01, text, ha="left", va="top", fontsize=8, color="0.3", wrap=True)
+
+
+def _spread_note(runs):
+    reps = sorted({r.get("repeats", 1) for r in runs})
+    if reps[-1] <= 1:
+        return ""
+    n = str(reps[0]) if len(reps) == 1 else f"{reps[0]}-{reps[-1]}"
+    return f"Medians of {n} repetitions; error bars: min-max."
 
 
 def _finish(fig, title):
@@ -275,6 +366,10 @@ def _at_max_threads(runs):
     return best
 
 
+def _spread_of(r, field):
+    return r.get("spread", {}).get(field) if r else None
+
+
 def fig_throughput(plt, runs):
     best = {k: r for k, r in _at_max_threads(runs).items() if r["mops"] is not None}
     if not best:
@@ -285,10 +380,12 @@ def fig_throughput(plt, runs):
     vals = [r["mops"] for r in best.values() if r["mops"] > 0]
     wide = bool(vals) and max(vals) > 50 * min(vals)  # e.g. the `null` index beside real ones
     _bars(ax, workloads, series, lambda s, w: best[(s, w)]["mops"] if (s, w) in best else None,
-          "Mops/s (log scale)" if wide else "Mops/s", log=wide)
+          "Mops/s (log scale)" if wide else "Mops/s", log=wide,
+          spread=lambda s, w: _spread_of(best.get((s, w)), "mops"))
     threads = sorted({r["threads"] for r in best.values()})
     _legend(fig, ax)
     _finish(fig, f"Throughput ({'/'.join(map(str, threads))} thread{'s' if threads != [1] else ''})")
+    _footnote(fig, _spread_note(best.values()))
     return fig, None
 
 
@@ -296,21 +393,25 @@ def fig_threads(plt, runs):
     by = {}
     for r in runs:
         if r["mops"] is not None:
-            by.setdefault(r["workload"], {}).setdefault(r["series"], []).append((r["threads"], r["mops"]))
-    workloads = [w for w, ss in by.items() if any(len({t for t, _ in pts}) > 1 for pts in ss.values())]
+            by.setdefault(r["workload"], {}).setdefault(r["series"], []).append(
+                (r["threads"], r["mops"], _spread_of(r, "mops")))
+    workloads = [w for w, ss in by.items() if any(len({p[0] for p in pts}) > 1 for pts in ss.values())]
     if not workloads:
         return None, "every run has one thread count"
     fig, axes = _grid(plt, len(workloads))
     for ax, w in zip(axes.flat, workloads):
         for s, pts in by[w].items():
-            pts = sorted(pts)
-            ax.plot([t for t, _ in pts], [m for _, m in pts], marker="o", label=s, color=_COLORS.get(s))
+            pts = sorted(pts, key=lambda p: p[0])
+            ys = [p[1] for p in pts]
+            ax.errorbar([p[0] for p in pts], ys, yerr=_yerr(ys, [p[2] for p in pts]), marker="o", label=s,
+                        color=_COLORS.get(s), elinewidth=0.9)
         ax.set_title(w)
         ax.set_xlabel("threads")
         ax.set_ylabel("Mops/s")
-        ax.set_xticks(sorted({t for pts in by[w].values() for t, _ in pts}))
+        ax.set_xticks(sorted({p[0] for pts in by[w].values() for p in pts}))
     _legend(fig, axes.flat[0])
     _finish(fig, "Throughput against threads")
+    _footnote(fig, _spread_note(runs))
     return fig, None
 
 
@@ -325,7 +426,9 @@ def fig_latency(plt, runs):
             if w2 != w:
                 continue
             ps = [p for p in PERCENTILES if p in r["latency"]]
-            ax.plot(ps, [r["latency"][p] for p in ps], marker="o", label=s, color=_COLORS.get(s))
+            ys = [r["latency"][p] for p in ps]
+            ax.errorbar(ps, ys, yerr=_yerr(ys, [_spread_of(r, "latency|" + p) for p in ps]), marker="o", label=s,
+                        color=_COLORS.get(s), elinewidth=0.9)
         ax.set_yscale("log")
         ax.set_title(w)
         ax.set_ylabel("ns")
@@ -334,8 +437,9 @@ def fig_latency(plt, runs):
         for h, l in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(l, h)
     fig.legend(list(handles.values()), list(handles.keys()), loc="center left", bbox_to_anchor=(1.0, 0.5),
-               fontsize=8, frameon=False)
+               frameon=False)
     _finish(fig, "Latency percentiles (sampled operations)")
+    _footnote(fig, _spread_note(best.values()))
     return fig, None
 
 
@@ -359,13 +463,34 @@ def fig_persistence(plt, runs):
             return r[field] if r else None
         return get
 
+    def spread(field, load_field):
+        def get(s, w):
+            return _spread_of(load.get(s), load_field) if w == "load (per insert)" else _spread_of(best.get((s, w)),
+                                                                                                    field)
+        return get
+
+    flushes = value("flushes_per_op", "load_flushes_per_insert")
+    fences = value("fences_per_op", "load_fences_per_insert")
+    # A series that never flushes nor fences (an index in dram mode, a
+    # volatile baseline) would be a row of zero-height bars: left out, and
+    # named under the figure.
+    # (When no series flushes, the zeros are the figure's finding: all stay.)
+    silent = [s for s in series if not any((flushes(s, w) or 0) > 0 or (fences(s, w) or 0) > 0 for w in workloads)]
+    if len(silent) == len(series):
+        silent = []
+    series = [s for s in series if s not in silent]
     fig, axes = plt.subplots(2, 1, figsize=(_width(workloads, series), 6.4), sharex=True)
-    _bars(axes[0], workloads, series, value("flushes_per_op", "load_flushes_per_insert"), "cache lines flushed / op")
-    _bars(axes[1], workloads, series, value("fences_per_op", "load_fences_per_insert"), "fences / op")
+    _bars(axes[0], workloads, series, flushes, "cache lines flushed / op",
+          spread=spread("flushes_per_op", "load_flushes_per_insert"))
+    _bars(axes[1], workloads, series, fences, "fences / op", spread=spread("fences_per_op", "load_fences_per_insert"))
     axes[0].set_title("flushes")
     axes[1].set_title("fences")
     _legend(fig, axes[0])
     _finish(fig, "Persistence cost per operation")
+    notes = [_spread_note(best.values())]
+    if silent:
+        notes.append("Not shown (no flushes or fences): " + ", ".join(silent) + ".")
+    _footnote(fig, " ".join(n for n in notes if n))
     return fig, None
 
 
@@ -380,9 +505,9 @@ def _count(n):
 
 
 def _per_series(runs, fields):
-    """The median over a series' runs of each field that some run has; one
-    entry per record count when the runs have several (space and recovery
-    depend on it)."""
+    """The median over a series' runs of each field that some run has, and
+    its (min, max) over the runs and their repeats; one entry per record
+    count when the runs have several (space and recovery depend on it)."""
     several = len({r["records"] for r in runs if r.get("records")}) > 1
 
     def key(r):
@@ -394,6 +519,10 @@ def _per_series(runs, fields):
         vals = {f: [r[f] for r in rs if r[f] is not None] for f in fields}
         if any(vals.values()):
             out[k] = {f: statistics.median(v) if v else None for f, v in vals.items()}
+            lows = {f: [(_spread_of(r, f) or (r[f], r[f]))[0] for r in rs if r[f] is not None] for f in fields}
+            highs = {f: [(_spread_of(r, f) or (r[f], r[f]))[1] for r in rs if r[f] is not None] for f in fields}
+            out[k]["spread"] = {f: (min(lows[f]), max(highs[f])) for f in fields
+                                if lows[f] and min(lows[f]) < max(highs[f])}
     return out
 
 
@@ -402,22 +531,30 @@ def fig_space(plt, runs):
     if not per:
         return None, "no run reports its space"
     series = list(per)
-    fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(series) + 2), 3.8))
+    fig, ax = plt.subplots(figsize=(_width(series), 4.2))
     pm = [per[s]["pm_bytes_per_record"] or 0 for s in series]
     dram = [per[s]["dram_bytes_per_record"] or 0 for s in series]
     # Summaries that only know the total show it as one bar.
     total_only = [per[s]["bytes_per_record"] if not pm[i] and not dram[i] and per[s]["bytes_per_record"] else 0
                   for i, s in enumerate(series)]
     xs = range(len(series))
-    ax.bar(xs, pm, 0.6, label="PM")
-    ax.bar(xs, dram, 0.6, bottom=pm, label="DRAM")
+    if any(pm):
+        ax.bar(xs, pm, 0.6, label="PM")
+    if any(dram):
+        ax.bar(xs, dram, 0.6, bottom=pm, label="DRAM")
     if any(total_only):
         ax.bar(xs, total_only, 0.6, label="total (not split)", color="0.6")
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels(series, rotation=20 if len(series) > 3 else 0, ha="right" if len(series) > 3 else "center")
+    # The spread of the total (PM + DRAM) over repetitions, at the top of
+    # each stack.
+    tops = [pm[i] + dram[i] + total_only[i] for i in range(len(series))]
+    sps = [per[s]["spread"].get("bytes_per_record") for s in series]
+    if any(sps):
+        ax.errorbar(list(xs), tops, yerr=_yerr(tops, sps), fmt="none", ecolor="0.15", elinewidth=0.9)
+    _ticklabels(ax, series)
     ax.set_ylabel("bytes per record")
     _legend(fig, ax)
     _finish(fig, "Space: PM and DRAM bytes per record")
+    _footnote(fig, _spread_note(runs))
     return fig, None
 
 
@@ -427,21 +564,23 @@ def fig_recovery(plt, runs):
     if not per:
         return None, "no run measured recovery (bench --recover)"
     series = list(per)
-    fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(series) + 2), 3.8))
+    fig, ax = plt.subplots(figsize=(_width(series, [1, 2, 3]), 4.2))
     kinds = [("clean_open_s", "reopen after a clean close"), ("dirty_open_s", "dirty open (mapping)"),
              ("recover_s", "recovery after a crash")]
     kinds = [(f, l) for f, l in kinds if any(per[s][f] is not None for s in series)]
     width = 0.8 / len(kinds)
     for i, (f, label) in enumerate(kinds):
+        have = [s for s in series if per[s][f] is not None]
         xs = [j + (i - (len(kinds) - 1) / 2) * width for j, s in enumerate(series) if per[s][f] is not None]
-        ys = [per[s][f] * 1e3 for s in series if per[s][f] is not None]
-        ax.bar(xs, ys, width, label=label)
-    ax.set_xticks(range(len(series)))
-    ax.set_xticklabels(series, rotation=20 if len(series) > 3 else 0, ha="right" if len(series) > 3 else "center")
+        ys = [per[s][f] * 1e3 for s in have]
+        sps = [tuple(x * 1e3 for x in per[s]["spread"][f]) if f in per[s]["spread"] else None for s in have]
+        ax.bar(xs, ys, width, label=label, yerr=_yerr(ys, sps), error_kw={"elinewidth": 0.9, "ecolor": "0.15"})
+    _ticklabels(ax, series)
     ax.set_ylabel("ms")
     ax.set_yscale("log")
     _legend(fig, ax)
     _finish(fig, "Recovery time")
+    _footnote(fig, _spread_note(runs))
     return fig, None
 
 
@@ -522,15 +661,19 @@ figure {{ margin: 1.5em 0; }} figure svg {{ max-width: 100%; height: auto; }}
         check = {None: "–", True: "ok", False: '<span class="fail">FAIL</span>'}[r["check"]]
         cells = [r["mops"], r["latency"].get("p50"), r["latency"].get("p99"), r["flushes_per_op"],
                  r["fences_per_op"], r["pm_bytes_per_record"], r["dram_bytes_per_record"], r["recover_s"]]
+        texts = [_fmt(c) for c in cells]
+        if "mops" in r.get("spread", {}):
+            lo, hi = r["spread"]["mops"]
+            texts[0] += f" ({_fmt(lo)}–{_fmt(hi)})"
         parts.append(f"<tr><td>{e(r['series'])}</td><td>{e(r['workload'])}</td><td class=n>{r['threads']}</td>"
-                     + "".join(f"<td class=n>{_fmt(c)}</td>" for c in cells)
+                     + "".join(f"<td class=n>{t}</td>" for t in texts)
                      + f"<td class=n>{r.get('repeats', 1)}</td><td>{check}</td></tr>")
     parts.append("</table>")
     notes = _ordered(n for r in runs for n in r["notes"])
     if notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
     parts.append("<p><small>Made by <code>pmindex report</code>. Repeats of one run are shown as their "
-                 "median.</small></p></body></html>\n")
+                 "median (min–max in the table, error bars in the figures).</small></p></body></html>\n")
     return "\n".join(parts)
 
 
@@ -559,7 +702,7 @@ def make_report(paths, out_dir, title=None):
                 if os.path.exists(stale):
                     os.remove(stale)
             continue
-        fig.savefig(os.path.join(out_dir, name + ".png"), dpi=110, bbox_inches="tight")
+        fig.savefig(os.path.join(out_dir, name + ".png"), dpi=DPI, bbox_inches="tight")
         fig.savefig(os.path.join(out_dir, name + ".svg"), bbox_inches="tight", metadata={"Date": None})
         plt.close(fig)
         drawn.append(name)
