@@ -244,7 +244,10 @@ int run_study(const study_spec& s, const run_settings& rs) {
     entry.set("exit_code", rc);
     entry.set("seconds", secs);
     entry.set("results", static_cast<uint64_t>(got.size()));
-    std::string status = rc == 0 ? "ok" : rc == 1 ? "check failed" : "failed (exit code " + std::to_string(rc) + ")";
+    std::string status = rc == 1   ? "check failed"
+                         : rc != 0 ? "failed (exit code " + std::to_string(rc) + ")"
+                         : got.empty() && inv.run->kind == "serve" ? "skipped"  // no server or load generator: noted
+                                                                   : "ok";
     entry.set("status", status);
     if (rc != 0) {
       failed = true;
