@@ -20,6 +20,7 @@ int cmd_substrate_bench(args& a);
 int cmd_report(args& a);
 int cmd_damagetest(args& a);
 int cmd_serve(args& a);
+int cmd_study(args& a);
 
 struct verb {
   const char* name;

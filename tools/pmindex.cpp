@@ -24,6 +24,7 @@ const verb k_verbs[] = {
     {"serve", cmd_serve, "memcached text-protocol server over an index: --index I --pool P [--listen 127.0.0.1:11211] [--threads T] [-I 1m] (docs/server.md)"},
     {"keys", cmd_keys, "what a dataset's keys look like: --dataset D [-n N] [--seed S] [--json] (docs/bench.md)"},
     {"compare", cmd_compare, "compare two `bench --json` files figure by figure: A.json B.json"},
+    {"study", cmd_study, "a paper's evaluation from studies/NAME.toml: list | run NAME [--scale smoke|default|paper] [--out DIR] [--only PART] (docs/studies.md)"},
     {"report", cmd_report, "figures (PNG, SVG) and an HTML page from `bench --json` files: RESULTS.json... [--out DIR] (docs/python.md)"},
 };
 const size_t k_nverbs = sizeof k_verbs / sizeof k_verbs[0];
@@ -71,6 +72,13 @@ int main(int argc, char** argv) {
         t.insert(t.end(), {"--results", tokens[i]});
       }
     }
+    tokens = t;
+  }
+  if (verb == "study" && !tokens.empty() && tokens[0].rfind("--", 0) != 0) {  // pmindex study run NAME ...
+    std::vector<std::string> t = {"--sub", tokens[0]};
+    size_t i = 1;
+    if (i < tokens.size() && tokens[i].rfind("--", 0) != 0) t.insert(t.end(), {"--name", tokens[i++]});
+    t.insert(t.end(), tokens.begin() + static_cast<std::ptrdiff_t>(i), tokens.end());
     tokens = t;
   }
   try {

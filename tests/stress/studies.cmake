@@ -1,0 +1,21 @@
+# Studies (docs/studies.md): every studies/*.toml runs at smoke scale, its
+# result file, README and report page checked; the finding evaluation and the
+# study-file checks have unit tests of their own (a binary: they link the
+# command line's study sources and toml++).
+file(GLOB PMINDEX_STUDY_FILES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/studies/*.toml)
+foreach(f ${PMINDEX_STUDY_FILES})
+  get_filename_component(name ${f} NAME_WE)
+  add_test(NAME study_smoke_${name}
+           COMMAND ${CMAKE_SOURCE_DIR}/tests/studies/study_smoke.sh $<TARGET_FILE:pmindex> ${name})
+  set_tests_properties(study_smoke_${name} PROPERTIES TIMEOUT 300 LABELS study)
+endforeach()
+
+add_test(NAME study_cli_errors COMMAND ${CMAKE_SOURCE_DIR}/tests/studies/study_errors.sh $<TARGET_FILE:pmindex>)
+set_tests_properties(study_cli_errors PROPERTIES TIMEOUT 120 LABELS study)
+
+add_executable(pmindex_study_tests ${CMAKE_SOURCE_DIR}/tests/studies/study_test.cpp
+                                   ${CMAKE_SOURCE_DIR}/tools/study_eval.cpp ${CMAKE_SOURCE_DIR}/tools/study_file.cpp)
+target_include_directories(pmindex_study_tests PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+target_include_directories(pmindex_study_tests SYSTEM PRIVATE ${PMINDEX_TOML_INCLUDES})
+target_link_libraries(pmindex_study_tests PRIVATE pmindex_bench GTest::gtest GTest::gtest_main)
+gtest_discover_tests(pmindex_study_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120 LABELS study)

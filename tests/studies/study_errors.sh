@@ -1,0 +1,53 @@
+#!/bin/bash
+# `pmindex study` on bad input: a one-line error and exit code 2 for an
+# unknown study, scale or part, and for study files with an unknown key, an
+# unknown index, an unknown cell label or no indexes.
+# usage: study_errors.sh PMINDEX
+set -u
+PM=$1
+DIR=$(mktemp -d /dev/shm/pmindex-study-err.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect CODE PATTERN -- ARGS...: the exit code, and one stderr line matching.
+expect() {
+  local code=$1 pat=$2
+  shift 3
+  "$PM" "$@" > "$DIR/out" 2> "$DIR/err"
+  local rc=$?
+  [ "$rc" -eq "$code" ] || fail "pmindex $*: exit $rc, wanted $code ($(cat "$DIR/err"))"
+  [ "$(wc -l < "$DIR/err")" -eq 1 ] || fail "pmindex $*: stderr is not one line: $(cat "$DIR/err")"
+  grep -q -- "$pat" "$DIR/err" || fail "pmindex $*: stderr '$(cat "$DIR/err")' lacks '$pat'"
+  echo "ok: $(cat "$DIR/err")"
+}
+
+"$PM" study list > "$DIR/list" || fail "study list exited $?"
+grep -q "^part-two " "$DIR/list" || fail "study list does not show part-two"
+grep -q "invalid" "$DIR/list" && fail "study list found an invalid study: $(cat "$DIR/list")"
+
+expect 2 "unknown study 'no-such'" -- study run no-such --scale smoke --out "$DIR/o"
+expect 2 "unknown --scale 'huge'" -- study run part-two --scale huge --out "$DIR/o"
+expect 2 "has no part 'nope'" -- study run part-two --scale smoke --only nope --out "$DIR/o"
+expect 2 "usage: pmindex study" -- study frobnicate
+
+good='name = "t"
+title = "t"
+paper = "p"
+[[part]]
+name = "a"
+title = "a"
+[[part.run]]
+name = "r"
+workloads = ["read=1"]'
+printf '%s\nindexes = ["canary"]\nbogus = 1\n' "$good" > "$DIR/unknown-key.toml"
+expect 2 "unknown key 'bogus' in part 'a' run 'r'" -- study run "$DIR/unknown-key.toml" --out "$DIR/o"
+printf '%s\nindexes = ["canary", "no-such-index"]\n' "$good" > "$DIR/unknown-index.toml"
+expect 2 "unknown index 'no-such-index'" -- study run "$DIR/unknown-index.toml" --out "$DIR/o"
+printf '%s\n' "$good" > "$DIR/no-index.toml"
+expect 2 "needs 'indexes'" -- study run "$DIR/no-index.toml" --out "$DIR/o"
+printf '%s\nindexes = ["canary"]\n[[finding]]\nid = "f"\nstatement = "s"\nsource = "x"\nkind = "ratio"\nmetric = "run.mops"\na = { colour = "red" }\nb = { index = "canary" }\nwithin = [1, 2]\n' "$good" > "$DIR/bad-label.toml"
+expect 2 "unknown cell label 'colour'" -- study run "$DIR/bad-label.toml" --out "$DIR/o"
+printf 'name = "t\n' > "$DIR/syntax.toml"
+expect 2 "syntax.toml:1" -- study run "$DIR/syntax.toml" --out "$DIR/o"
+[ -e "$DIR/o" ] && fail "a failed study run left an output directory"
+echo "PASS"

@@ -1,0 +1,418 @@
+// Running a whole study and writing what it found: DIR/results.json (the
+// context, every run's command, every bench result tagged with its part and
+// run, per-cell medians, the published figures beside ours, the findings'
+// verdicts), DIR/README.md, and the HTML report (python/pmindex/study_report.py).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <set>
+#include <thread>
+
+#include "pmindex/error.hpp"
+#include "study_run.hpp"
+#include "sysinfo.hpp"
+
+#ifndef PMINDEX_SOURCE_DIR
+#define PMINDEX_SOURCE_DIR ""
+#endif
+
+namespace pmindex::cli::study {
+
+namespace json = bench::json;
+
+namespace {
+
+std::string fmt(double v, int prec = 3) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.*g", prec, v);
+  return b;
+}
+
+std::string joined(const std::vector<std::string>& a) {
+  std::string s;
+  for (auto& x : a) {
+    bool plain = !x.empty() && x.find_first_of(" \t\"'$\\;&|<>()*?") == std::string::npos;
+    s += (s.empty() ? "" : " ") + (plain ? x : "'" + x + "'");
+  }
+  return s;
+}
+
+json::value stat_json(const stat& s) {
+  auto o = json::value::object();
+  o.set("n", static_cast<uint64_t>(s.n));
+  o.set("median", s.median);
+  o.set("min", s.min);
+  o.set("max", s.max);
+  return o;
+}
+
+// The metrics every cell reports (and the report plots), plus whatever the
+// findings and figures name.
+std::vector<std::string> cell_metrics(const study_spec& s) {
+  std::vector<std::string> m = {"run.mops",        "run.latency_ns.p50", "run.latency_ns.p99",
+                                "run.latency_ns.p99.9", "run.flushes_per_op", "load.flushes_per_insert",
+                                "space.pm_bytes_per_record", "space.dram_bytes_per_record",
+                                "space.pm_overhead_per_record", "recovery.dirty_open_seconds",
+                                "recovery.clean_open_seconds", "recovery.dirty_open_cpu_seconds"};
+  auto add = [&](const std::string& x) {
+    if (std::find(m.begin(), m.end(), x) == m.end()) m.push_back(x);
+  };
+  for (auto& f : s.findings) add(f.metric);
+  for (auto& p : s.published) add(p.metric);
+  return m;
+}
+
+std::string md_escape(std::string s) {
+  std::string o;
+  for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
+  return o;
+}
+
+void write_readme(const std::string& path, const study_spec& s, const run_settings& rs, const json::value& ctx,
+                  const std::vector<cell>& cells, const json::value& findings, const json::value& published,
+                  const std::vector<std::string>& notes, uint64_t reps) {
+  std::ostringstream o;
+  auto cs = [&](const char* k) {
+    auto* v = ctx.get(k);
+    if (!v) return std::string("?");
+    if (v->is_number()) return fmt(v->number(), 6);
+    return v->str();
+  };
+  o << "# " << s.name << ": " << s.title << "\n\n";
+  o << "Reproduces: " << s.paper << ".\n\n";
+  o << "- command: `" << rs.command << "`\n";
+  o << "- scale: " << rs.scale << ", " << reps << " repetition" << (reps == 1 ? "" : "s")
+    << " per cell (medians; min–max in brackets)\n";
+  o << "- date: " << cs("date") << "\n";
+  o << "- machine: " << cs("cpu") << ", " << cs("cores") << " cores, kernel " << cs("kernel")
+    << ", flush instruction " << cs("flush_instruction") << "\n";
+  o << "- build: " << cs("build_type") << " (" << cs("compiler") << "), commit " << cs("git_commit") << "\n\n";
+  o << "Ratios side by side are what carries over between machines; absolute numbers are this machine's.\n\n";
+
+  o << "## Findings\n\n| finding | paper's statement | source | verdict | measured | spread |\n|---|---|---|---|---|---|\n";
+  for (auto& f : findings.items()) {
+    auto g = [&](const char* k) { return f.get(k) ? f.get(k)->str() : std::string(); };
+    bool comparable = g("verdict") != "not comparable";
+    o << "| " << g("id") << " | " << md_escape(g("statement")) << " | " << md_escape(g("source")) << " | **"
+      << g("verdict") << "** | "
+      << (comparable ? fmt(f.get("ratio")->number()) + " (" + md_escape(g("detail")) + ")" : md_escape(g("detail")))
+      << " | " << (comparable ? fmt(f.get("ratio_min")->number()) + "–" + fmt(f.get("ratio_max")->number()) : "")
+      << " |\n";
+  }
+
+  if (!published.items().empty()) o << "\n## The paper's figures beside ours\n";
+  for (auto& p : published.items()) {
+    o << "\n### " << p.get("title")->str() << "\n\n" << p.get("source")->str() << ", in " << p.get("unit")->str();
+    if (p.get("approximate")->boolean()) o << " (read off a plot: approximate)";
+    if (!p.get("note")->str().empty()) o << ". " << p.get("note")->str();
+    o << "\n\n| " << p.get("by")->str() << " | paper | ours |\n|---|---|---|\n";
+    for (auto& v : p.get("values")->items()) {
+      o << "| " << v.get("index")->str() << " | " << fmt(v.get("paper")->number()) << " | ";
+      if (v.get("ours")) o << fmt(v.get("ours")->number()) << " [" << fmt(v.get("ours_min")->number()) << "–"
+                          << fmt(v.get("ours_max")->number()) << "]";
+      else o << "not measured";
+      o << " |\n";
+    }
+  }
+
+  o << "\n## Headline numbers\n";
+  for (auto& part : s.parts) {
+    std::vector<const cell*> mine;
+    for (auto& c : cells)
+      if (c.labels.at("part") == part.name) mine.push_back(&c);
+    if (mine.empty()) continue;
+    o << "\n### " << part.name << ": " << part.title << "\n\n";
+    // The labels that vary within the part name its rows.
+    std::vector<std::string> cols;
+    for (auto& l : k_labels) {
+      if (l == "part") continue;
+      std::set<std::string> vals;
+      for (auto* c : mine) vals.insert(c->labels.count(l) ? c->labels.at(l) : "");
+      if (vals.size() > 1 || l == "index") cols.push_back(l);
+    }
+    for (auto& l : cols) o << "| " << l << " ";
+    o << "| Mops/s | p99 ns | flush/op | PM B/rec | PM reserved beyond use B/rec | DRAM B/rec |\n";
+    for (size_t i = 0; i < cols.size() + 6; ++i) o << "|---";
+    o << "|\n";
+    for (auto* c : mine) {
+      for (auto& l : cols) o << "| " << (c->labels.count(l) ? md_escape(c->labels.at(l)) : "") << " ";
+      auto m = metric_stat(*c, "run.mops");
+      o << "| " << fmt(m.median) << (m.n > 1 ? " [" + fmt(m.min) + "–" + fmt(m.max) + "]" : "") << " ";
+      auto p99 = metric_stat(*c, "run.latency_ns.p99");
+      o << "| " << (p99.n ? fmt(p99.median) : "") << " ";
+      auto fl = metric_stat(*c, "run.flushes_per_op");
+      o << "| " << (fl.n ? fmt(fl.median) : "") << " ";
+      auto pm = metric_stat(*c, "space.pm_bytes_per_record");
+      o << "| " << (pm.n ? fmt(pm.median) : "") << " ";
+      auto ov = metric_stat(*c, "space.pm_overhead_per_record");
+      o << "| " << (ov.n ? fmt(ov.median) : "") << " ";
+      auto dr = metric_stat(*c, "space.dram_bytes_per_record");
+      o << "| " << (dr.n ? fmt(dr.median) : "") << " |\n";
+    }
+  }
+  if (!notes.empty()) {
+    o << "\n## Notes\n\n";
+    for (auto& n : notes) o << "- " << md_escape(n) << "\n";
+  }
+  o << "\nEvery run's exact `pmindex bench` command is in results.json (`runs`); the report page is index.html.\n";
+  std::ofstream f(path);
+  f << o.str();
+  if (!f) throw error(errc::io, "cannot write " + path);
+}
+
+}  // namespace
+
+int run_study(const study_spec& s, const run_settings& rs) {
+  std::error_code ec;
+  std::filesystem::create_directories(rs.out_dir + "/raw", ec);
+  if (ec) throw error(errc::io, "cannot make " + rs.out_dir + "/raw: " + ec.message());
+  uint64_t reps = rs.repetitions;
+  if (!reps) reps = s.repetitions.count(rs.scale) ? s.repetitions.at(rs.scale) : 1;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  auto invs = expand(s, rs, cores);
+  std::vector<std::string> notes;
+  if (rs.scale == "paper") {
+    std::printf("study %s: estimating each index's footprint from a 100K-record load\n", s.name.c_str());
+    fit_to_machine(invs, rs, notes);
+    for (auto& n : notes) std::printf("  %s\n", n.c_str());
+  }
+  std::vector<json::value> results;
+  auto runs = json::value::array();
+  json::value ctx;
+  bool have_ctx = false, failed = false;
+  const std::string pool = rs.pool_dir + "/pmindex-study-" + std::to_string(getpid()) + ".pool";
+  for (size_t i = 0; i < invs.size(); ++i) {
+    auto& inv = invs[i];
+    std::printf("[%zu/%zu] %s: ", i + 1, invs.size(), inv.id.c_str());
+    std::fflush(stdout);
+    auto entry = json::value::object();
+    entry.set("id", inv.id);
+    entry.set("part", inv.run->part);
+    entry.set("run", inv.run->name);
+    if (inv.indexes.empty() && !inv.plugin) {
+      std::printf("skipped (no index left to run)\n");
+      entry.set("status", "skipped");
+      runs.push(entry);
+      continue;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<json::value> got;
+    int rc = 0;
+    if (inv.run->kind == "serve") {
+      entry.set("command", "pmindex serve --index I --listen 127.0.0.1:0 + loopback memcached clients");
+      got = run_serve(inv, rs, reps, notes);
+    } else {
+      std::string json_path = rs.out_dir + "/raw/" + inv.id + ".json";
+      std::remove(json_path.c_str());
+      auto argv = bench_argv(inv, rs, reps, json_path, pool);
+      entry.set("command", "pmindex " + joined(argv));
+      argv.insert(argv.begin(), rs.self);
+      rc = run_child(argv, rs.out_dir + "/raw/" + inv.id + ".txt", rs.out_dir + "/raw/" + inv.id + ".err");
+      std::ifstream f(json_path);
+      if (f) {
+        std::stringstream ss;
+        ss << f.rdbuf();
+        try {
+          auto doc = json::parse(ss.str());
+          if (!have_ctx && doc.get("context")) {
+            ctx = *doc.get("context");
+            have_ctx = true;
+          }
+          if (auto* r = doc.get("results"))
+            for (auto& x : r->items()) got.push_back(x);
+        } catch (const error& e) {
+          notes.push_back(inv.id + ": unreadable result file: " + e.what());
+        }
+      }
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (auto& r : got) {
+      auto lab = json::value::object();
+      for (auto& [k, v] : inv.labels) lab.set(k, v);
+      r.set("study", lab);
+      if (inv.plugin) r.set("index", inv.plugin->name);
+      results.push_back(std::move(r));
+    }
+    entry.set("exit_code", rc);
+    entry.set("seconds", secs);
+    entry.set("results", static_cast<uint64_t>(got.size()));
+    std::string status = rc == 1   ? "check failed"
+                         : rc != 0 ? "failed (exit code " + std::to_string(rc) + ")"
+                         : got.empty() && inv.run->kind == "serve" ? "skipped"  // no server or load generator: noted
+                                                                   : "ok";
+    entry.set("status", status);
+    if (rc != 0) {
+      failed = true;
+      notes.push_back(inv.id + ": " + status + " (stderr: raw/" + inv.id + ".err)");
+    }
+    runs.push(entry);
+    std::printf("%s, %zu results, %.1f s\n", status.c_str(), got.size(), secs);
+  }
+
+  if (!have_ctx) ctx = bench::context();
+  auto context = json::value::object();
+  for (auto& [k, v] : ctx.members())
+    if (k != "options") context.set(k, v);
+  context.set("command", rs.command);
+  context.set("study", s.name);
+  context.set("study_file", s.path);
+  context.set("scale", rs.scale);
+  context.set("repetitions", reps);
+  if (!context.get("date")) {
+    std::time_t now = std::time(nullptr);
+    char b[64];
+    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    context.set("date", std::string(b));
+  }
+
+  auto cells = group_cells(results);
+  auto cells_json = json::value::array();
+  auto metrics = cell_metrics(s);
+  for (auto& c : cells) {
+    auto o = json::value::object();
+    auto l = json::value::object();
+    for (auto& [k, v] : c.labels) l.set(k, v);
+    o.set("labels", l);
+    o.set("runs", static_cast<uint64_t>(c.runs.size()));
+    auto m = json::value::object();
+    for (auto& name : metrics) {
+      auto st = metric_stat(c, name);
+      if (st.n) m.set(name, stat_json(st));
+    }
+    o.set("metrics", m);
+    cells_json.push(o);
+  }
+
+  auto findings = json::value::array();
+  size_t held = 0, not_held = 0, nc = 0;
+  for (auto& f : s.findings) {
+    auto v = evaluate(f, cells);
+    auto o = json::value::object();
+    o.set("id", f.id);
+    o.set("statement", f.statement);
+    o.set("source", f.source);
+    o.set("kind", f.kind);
+    o.set("metric", f.metric);
+    o.set("verdict", v.status);
+    o.set("ratio", v.ratio);
+    o.set("ratio_min", v.ratio_min);
+    o.set("ratio_max", v.ratio_max);
+    if (f.kind == "ratio") {
+      auto w = json::value::array();
+      w.push(f.lo);
+      w.push(f.hi);
+      o.set("within", w);
+    } else if (f.kind == "above" || f.kind == "below") {
+      o.set("bound", f.bound);
+    } else {
+      o.set("tolerance", f.tolerance);
+      o.set("by", f.by);
+    }
+    o.set("detail", v.detail);
+    findings.push(o);
+    (v.status == "held" ? held : v.status == "not held" ? not_held : nc)++;
+  }
+
+  auto published = json::value::array();
+  for (auto& p : s.published) {
+    auto o = json::value::object();
+    o.set("id", p.id);
+    o.set("title", p.title);
+    o.set("source", p.source);
+    o.set("unit", p.unit);
+    o.set("metric", p.metric);
+    o.set("factor", p.factor);
+    o.set("by", p.by);
+    o.set("approximate", p.approximate);
+    o.set("note", p.note);
+    auto vals = json::value::array();
+    for (auto& [idx, paper] : p.values) {
+      auto v = json::value::object();
+      v.set("index", idx);
+      v.set("paper", paper);
+      auto sel = p.where;
+      sel[p.by] = idx;
+      auto found = select(cells, sel);
+      if (found.size() == 1) {
+        auto st = metric_stat(*found[0], p.metric);
+        if (st.n) {
+          v.set("ours", st.median * p.factor);
+          v.set("ours_min", st.min * p.factor);
+          v.set("ours_max", st.max * p.factor);
+        }
+      }
+      vals.push(v);
+    }
+    o.set("values", vals);
+    published.push(o);
+  }
+
+  auto doc = json::value::object();
+  doc.set("context", context);
+  auto sj = json::value::object();
+  sj.set("name", s.name);
+  sj.set("title", s.title);
+  sj.set("paper", s.paper);
+  sj.set("description", s.description);
+  auto parts = json::value::array();
+  for (auto& p : s.parts) {
+    if (!rs.only.empty() && !rs.only.count(p.name)) continue;
+    auto pj = json::value::object();
+    pj.set("name", p.name);
+    pj.set("title", p.title);
+    pj.set("description", p.description);
+    parts.push(pj);
+  }
+  sj.set("parts", parts);
+  doc.set("study", sj);
+  doc.set("runs", runs);
+  auto nj = json::value::array();
+  for (auto& n : notes) nj.push(n);
+  doc.set("notes", nj);
+  doc.set("findings", findings);
+  doc.set("published", published);
+  doc.set("cells", cells_json);
+  auto rj = json::value::array();
+  for (auto& r : results) rj.push(r);
+  doc.set("results", rj);
+  {
+    std::ofstream f(rs.out_dir + "/results.json");
+    f << doc.dump();
+    if (!f) throw error(errc::io, "cannot write " + rs.out_dir + "/results.json");
+  }
+  write_readme(rs.out_dir + "/README.md", s, rs, context, cells, findings, published, notes, reps);
+
+  // The HTML page and figures (Python, matplotlib).
+  const char* env = std::getenv("PMINDEX_PYTHON");
+  std::string python = env && *env ? env : "python3";
+  std::string script = std::string(PMINDEX_SOURCE_DIR) + "/python/pmindex/study_report.py";
+  std::vector<std::string> argv = {python};
+  if (*PMINDEX_SOURCE_DIR && access(script.c_str(), R_OK) == 0) argv.push_back(script);
+  else argv.insert(argv.end(), {"-m", "pmindex.study_report"});
+  argv.insert(argv.end(), {rs.out_dir + "/results.json", "--out", rs.out_dir});
+  int prc = -1;
+  try {
+    prc = run_child(argv, rs.out_dir + "/raw/report.txt", rs.out_dir + "/raw/report.err");
+  } catch (const error&) {
+  }
+  std::printf("study %s (%s scale): %zu runs, %zu results in %zu cells; findings: %zu held, %zu not held, %zu not "
+              "comparable\n",
+              s.name.c_str(), rs.scale.c_str(), invs.size(), results.size(), cells.size(), held, not_held, nc);
+  std::printf("  %s/results.json\n  %s/README.md\n", rs.out_dir.c_str(), rs.out_dir.c_str());
+  if (prc == 0) std::printf("  %s/index.html\n", rs.out_dir.c_str());
+  else
+    std::fprintf(stderr, "pmindex study: the HTML report was not made (%s; see %s/raw/report.err)\n",
+                 python.c_str(), rs.out_dir.c_str());
+  for (auto& n : notes) std::printf("note: %s\n", n.c_str());
+  return failed ? static_cast<int>(errc::failure) : 0;
+}
+
+}  // namespace pmindex::cli::study
