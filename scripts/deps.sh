@@ -29,9 +29,10 @@ pmindex_need_pip() {
 # libevent-dev + pkg-config: `pmindex serve` (docs/server.md); libtomlplusplus-dev: `pmindex study` (docs/studies.md).
 PMINDEX_PACKAGES=(cmake ninja-build g++ libgtest-dev libabsl-dev git zlib1g-dev wamerican-insane libevent-dev pkg-config libtomlplusplus-dev)
 # What the server tests drive it with (scripts/test): real memcached clients
-# and the twemproxy sharding proxy (Debian), pytest and pymemcache (pip).
+# and the twemproxy sharding proxy (Debian), pytest, pymemcache and
+# meta-memcache (pip; import names: pip takes meta_memcache for meta-memcache).
 PMINDEX_TEST_PACKAGES=(libmemcached-tools nutcracker python3 python3-pip)
-PMINDEX_TEST_PIP=(pytest pymemcache)
+PMINDEX_TEST_PIP=(pytest pymemcache meta_memcache)
 
 # The Python side (the `pmindex` package's tests, `pmindex report`): python3
 # with its headers, and nanobind, matplotlib and pytest from PyPI.

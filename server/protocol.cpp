@@ -86,7 +86,12 @@ void counters::reset() {
 size_t session::feed(const char* data, size_t n, std::string& out, size_t out_limit) {
   size_t pos = 0;
   need_ = 1;
-  while (pos < n && !closing_ && out.size() <= out_limit) {
+  for (;;) {
+    if (busy()) {
+      listing_step(out, out_limit);
+      if (busy()) return pos;  // the commands after it wait
+    }
+    if (pos >= n || closing_ || out.size() > out_limit) break;
     if (swallow_) {
       uint64_t k = std::min<uint64_t>(swallow_, n - pos);
       pos += k;
@@ -108,7 +113,49 @@ size_t session::feed(const char* data, size_t n, std::string& out, size_t out_li
   return pos;
 }
 
+// Warns (stderr) of a key refused for a control character: once per
+// connection, and at most once a second over all connections.
+bool session::check_key(std::string_view key) {
+  if (valid_key(key, info_.control_keys)) return true;
+  if (!warned_control_ && !info_.control_keys && valid_key(key, true)) {
+    warned_control_ = true;
+    static std::atomic<int64_t> last{0};
+    int64_t now = store::now(), prev = last.load(std::memory_order_relaxed);
+    if (prev != now && last.compare_exchange_strong(prev, now))
+      std::fprintf(stderr,
+                   "pmindex serve: refused a key with control characters (CLIENT_ERROR bad command line format); "
+                   "--allow-control-keys accepts them as memcached does (noted once per connection)\n");
+  }
+  return false;
+}
+
+// A binary-protocol request header (24 bytes, magic 0x80): one binary reply,
+// status 0x81 (unknown command) with the request's opcode and opaque, then
+// the connection closes (what follows cannot be parsed as text).
+size_t session::binary_request(const char* p, size_t n, std::string& out) {
+  if (n < 24) {
+    need_ = 24;
+    return 0;
+  }
+  static constexpr std::string_view msg = "binary protocol not supported: use the text or meta protocol";
+  char h[24] = {};
+  h[0] = static_cast<char>(0x81);
+  h[1] = p[1];                   // opcode
+  h[7] = static_cast<char>(0x81);  // status (big-endian 16 bits at offset 6)
+  uint32_t body = static_cast<uint32_t>(msg.size());
+  for (int i = 0; i < 4; ++i) h[8 + i] = static_cast<char>(body >> (24 - 8 * i));
+  std::memcpy(h + 12, p + 12, 4);  // opaque
+  out.append(h, sizeof h).append(msg);
+  closing_ = true;
+  static std::atomic<int64_t> last{0};
+  int64_t now = store::now(), prev = last.load(std::memory_order_relaxed);
+  if (prev != now && last.compare_exchange_strong(prev, now))
+    std::fprintf(stderr, "pmindex serve: a client sent a binary-protocol request: answered unknown command, closed\n");
+  return n;
+}
+
 size_t session::command(const char* p, size_t n, std::string& out) {
+  if (static_cast<unsigned char>(p[0]) == 0x80) return binary_request(p, n, out);
   const char* nl = static_cast<const char*>(std::memchr(p, '\n', std::min(n, k_max_line + 2)));
   if (!nl) {
     if (n > k_max_line) {
@@ -149,12 +196,35 @@ size_t session::command(const char* p, size_t n, std::string& out) {
         cmd == "cas") {
       return storage(tok.data(), ntok, line_len, p, n, out);
     }
+    if (cmd.size() == 2 && cmd[0] == 'm') {
+      // The meta commands take a key, except mn (whose arguments are ignored).
+      if (cmd == "mn") {
+        out.append("MN\r\n");
+        return line_len;
+      }
+      if (cmd == "ms") return meta_set(tok.data(), ntok, line_len, p, n, out);
+      bool known = cmd == "mg" || cmd == "md" || cmd == "ma" || cmd == "me" || cmd == "mr";
+      if (!known || ntok < 2) {
+        out.append(known && cmd != "mg" ? k_bad_format : "ERROR\r\n");
+      } else if (cmd == "mg") {
+        meta_get(tok.data(), ntok, out);
+      } else if (cmd == "md") {
+        meta_delete(tok.data(), ntok, out);
+      } else if (cmd == "ma") {
+        meta_arith(tok.data(), ntok, out);
+      } else if (cmd == "me") {
+        meta_debug(tok.data(), ntok, out);
+      } else {
+        range_begin(tok.data(), ntok, out);
+      }
+      return line_len;
+    }
     if (cmd == "delete") {
       // delete <key> [0] [noreply]: the 0 is a legacy time argument.
       size_t args = ntok - (noreply ? 1 : 0);
       if (ntok < 2 || ntok > 4) {
         out.append("ERROR\r\n");
-      } else if (args > 3 || (args == 3 && tok[2] != "0") || !valid_key(tok[1], info_.control_keys)) {
+      } else if (args > 3 || (args == 3 && tok[2] != "0") || !check_key(tok[1])) {
         out.append("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n");
       } else {
         result r = store_.remove(tok[1]);
@@ -167,7 +237,7 @@ size_t session::command(const char* p, size_t n, std::string& out) {
       bool incr = cmd == "incr";
       if (ntok != 3 && !(ntok == 4 && noreply)) {
         out.append("ERROR\r\n");
-      } else if (!valid_key(tok[1], info_.control_keys)) {
+      } else if (!check_key(tok[1])) {
         out.append(k_bad_format);
       } else if (!parse_u64(tok[2], UINT64_MAX, delta)) {
         out.append("CLIENT_ERROR invalid numeric delta argument\r\n");
@@ -191,7 +261,7 @@ size_t session::command(const char* p, size_t n, std::string& out) {
       int64_t exp = 0;
       if (ntok != 3 && !(ntok == 4 && noreply)) {
         out.append("ERROR\r\n");
-      } else if (!valid_key(tok[1], info_.control_keys)) {
+      } else if (!check_key(tok[1])) {
         out.append(k_bad_format);
       } else if (!parse_i64(tok[2], exp)) {
         out.append("CLIENT_ERROR invalid exptime argument\r\n");
@@ -219,6 +289,10 @@ size_t session::command(const char* p, size_t n, std::string& out) {
           store_.schedule_flush(store::absolute_expiry(delay));
         out.append("OK\r\n");
       }
+    } else if (cmd == "stats" && ntok >= 2 && tok[1] == "cachedump") {
+      cachedump(tok.data(), ntok, out);
+    } else if (cmd == "lru_crawler") {
+      lru_crawler(tok.data(), ntok, out);
     } else if (cmd == "stats") {
       stats(tok.data(), ntok, out);
     } else if (cmd == "version") {
@@ -267,7 +341,7 @@ size_t session::storage(std::string_view* tok, size_t ntok, size_t line_len, con
   auto reply = [&](std::string_view s) {
     if (!noreply) out.append(s);
   };
-  if (!valid_key(tok[1], info_.control_keys) || !parse_u64(tok[2], UINT32_MAX, flags) ||
+  if (!check_key(tok[1]) || !parse_u64(tok[2], UINT32_MAX, flags) ||
       !parse_i64(tok[3], exptime) || (is_cas && !parse_u64(tok[5], UINT64_MAX, cas_unique))) {
     reply(k_bad_format);
     swallow_ = len + 2;
@@ -318,7 +392,7 @@ size_t session::storage(std::string_view* tok, size_t ntok, size_t line_len, con
 
 void session::retrieval(std::string_view* tok, size_t ntok, bool with_cas, std::string& out) {
   for (size_t i = 1; i < ntok; ++i)
-    if (!valid_key(tok[i], info_.control_keys)) {
+    if (!check_key(tok[i])) {
       out.append(k_bad_format);
       return;
     }
@@ -405,7 +479,9 @@ void session::stats(std::string_view* tok, size_t ntok, std::string& out) {
   stat(out, "limit_maxbytes", u.capacity_bytes);
   stat(out, "evictions", uint64_t{0});
   stat(out, "index", info_.index_name);
-  stat(out, "pool_was_clean", info_.was_clean ? 1 : 0);
+  // 1: the pool needed no recovery (new, or closed cleanly); 0: recovered after a crash.
+  stat(out, "pool_was_clean", info_.was_clean || info_.created ? 1 : 0);
+  stat(out, "pool_created", info_.created ? 1 : 0);
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.6f", info_.open_seconds + info_.recover_seconds);
   stat(out, "restart_seconds", secs);

@@ -5,8 +5,17 @@
 //
 // Commands: get, gets, set, add, replace, append, prepend, cas, delete,
 // incr, decr, touch, flush_all, stats, version, verbosity, quit; `noreply`
-// on every command that takes it. Lines end in "\r\n" (a bare "\n" is
-// accepted, as memcached does).
+// on every command that takes it; the meta commands mg, ms, md, ma, mn, me
+// and the ordered range read mr (meta.cpp); key listings for memcdump and
+// friends (`lru_crawler metadump`, `stats cachedump`). Lines end in "\r\n"
+// (a bare "\n" is accepted, as memcached does).
+//
+// A range read or a key listing can be far longer than what one feed()
+// should buffer: it is streamed. The session keeps a cursor and feed()
+// continues it (before reading further commands, which wait their turn)
+// while `out` is below its limit; busy() says a cursor is still open, so
+// the caller calls feed() again once the replies drained, with or without
+// new input.
 //
 // Bad input gets memcached's reply and the session goes on:
 //   - unknown command or empty line: ERROR
@@ -21,7 +30,13 @@
 //   - a full pool: SERVER_ERROR out of memory storing object (nothing
 //     stored before is lost);
 //   - a line longer than k_max_line with no end: CLIENT_ERROR line too
-//     long, then the connection is closed (it cannot be resynchronised).
+//     long, then the connection is closed (it cannot be resynchronised);
+//   - a binary-protocol request (first byte 0x80): a binary "unknown
+//     command" reply, then the connection is closed (a binary client would
+//     otherwise wait for a reply until its timeout).
+// A key refused for its control characters is also noted on stderr, once
+// per connection and at most once a second in all, so that a benchmark
+// whose every request is refused does not go unnoticed.
 // With noreply every reply of that command is dropped, errors included
 // (memcached does the same), except errors found before noreply was parsed.
 #pragma once
@@ -31,6 +46,7 @@
 #include <string>
 #include <string_view>
 
+#include "pmindex/index.hpp"
 #include "store.hpp"
 
 namespace pmindex::server {
@@ -57,6 +73,8 @@ struct server_info {
   double open_seconds = 0, recover_seconds = 0;
   double startup_seconds = 0;  // opening the index and the item store, until ready to listen
   bool was_clean = false, created = false;
+  bool ordered = true;      // the index keeps key order (mr needs it)
+  size_t scan_batch = 256;  // records per index scan of mr and the key listings
   bool control_keys = false;  // --allow-control-keys (see valid_key)
 };
 
@@ -76,6 +94,9 @@ class session {
   // The client sent quit, or the input cannot be resynchronised: close
   // once `out` is sent.
   bool closing() const noexcept { return closing_; }
+  // A range read or key listing is still being streamed: call feed() again
+  // (even with no new input) once `out` was sent.
+  bool busy() const noexcept { return cur_.kind != listing::none; }
 
  private:
   // Returns the bytes of one command used from p[0, n), 0 if incomplete.
@@ -84,6 +105,36 @@ class session {
                  std::string& out);
   void retrieval(std::string_view* tok, size_t ntok, bool with_cas, std::string& out);
   void stats(std::string_view* tok, size_t ntok, std::string& out);
+  // A client key: valid_key(), noting a refused control character (see above).
+  bool check_key(std::string_view key);
+  size_t binary_request(const char* p, size_t n, std::string& out);
+
+  // meta.cpp: the meta commands and the streamed listings.
+  void meta_get(std::string_view* tok, size_t ntok, std::string& out);
+  size_t meta_set(std::string_view* tok, size_t ntok, size_t line_len, const char* p, size_t n, std::string& out);
+  void meta_delete(std::string_view* tok, size_t ntok, std::string& out);
+  void meta_arith(std::string_view* tok, size_t ntok, std::string& out);
+  void meta_debug(std::string_view* tok, size_t ntok, std::string& out);
+  void range_begin(std::string_view* tok, size_t ntok, std::string& out);
+  void lru_crawler(std::string_view* tok, size_t ntok, std::string& out);
+  void cachedump(std::string_view* tok, size_t ntok, std::string& out);
+  void listing_step(std::string& out, size_t out_limit);
+  // The key of a meta command: base64-decoded with `b`; false (and the
+  // error line in `out`) for a key the protocol refuses.
+  bool meta_key(std::string_view tok, bool b, std::string& key, std::string& out);
+
+  enum class listing { none, range, metadump, cachedump };
+  struct cursor {
+    listing kind = listing::none;
+    std::string next;  // the least key not yet looked at
+    std::string hi;    // with has_hi: the last key in range
+    bool has_hi = false;
+    uint64_t left = UINT64_MAX;  // records still to send (mr L, cachedump limit)
+    bool b = false, v = false;
+    std::string ret;  // mr: the flags to return per record, in request order
+    std::string opaque;
+    record_buffer buf;
+  };
 
   store& store_;
   counters& ctr_;
@@ -93,6 +144,13 @@ class session {
   size_t need_ = 1;
   bool closing_ = false;
   std::string buf_;  // lookup buffer, reused
+  std::string key_;  // a decoded meta key, reused
+  cursor cur_;
+  bool warned_control_ = false;
 };
+
+// base64 (RFC 4648, padded) of the meta `b` flag.
+std::string base64_encode(std::string_view in);
+bool base64_decode(std::string_view in, std::string& out);
 
 }  // namespace pmindex::server

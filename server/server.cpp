@@ -91,8 +91,8 @@ void process(conn* c) {
   if (c->lingering) evbuffer_drain(in, evbuffer_get_length(in));
   if (c->paused || c->closing) return;
   size_t n = evbuffer_get_length(in);
-  if (n == 0 || n < c->s.need()) return;
-  const char* p = reinterpret_cast<const char*>(evbuffer_pullup(in, static_cast<ev_ssize_t>(n)));
+  if (!c->s.busy() && (n == 0 || n < c->s.need())) return;
+  const char* p = n ? reinterpret_cast<const char*>(evbuffer_pullup(in, static_cast<ev_ssize_t>(n))) : "";
   c->out.clear();
   size_t used = c->s.feed(p, n, c->out, k_out_high);
   evbuffer_drain(in, used);
@@ -108,7 +108,8 @@ void process(conn* c) {
     c->closing = true;
     bufferevent_disable(c->bev, EV_READ);
     if (evbuffer_get_length(outb) == 0) linger(c);
-  } else if (evbuffer_get_length(outb) > k_out_high) {
+  } else if (c->s.busy() || evbuffer_get_length(outb) > k_out_high) {
+    // A streamed reply (mr, a key listing) goes on once this part drained.
     c->paused = true;  // resumed by on_write once the replies drained
     bufferevent_disable(c->bev, EV_READ);
   }
@@ -116,11 +117,25 @@ void process(conn* c) {
 
 void on_read(bufferevent*, void* arg) { process(static_cast<conn*>(arg)); }
 
+// A client that closed its sending side after a range read or key listing
+// still gets all of it: the rest is produced as the replies drain.
+void stream_more(conn* c) {
+  c->out.clear();
+  c->s.feed("", 0, c->out, k_out_high);
+  if (!c->out.empty()) {
+    c->w->sh->ctr.bytes_written.fetch_add(c->out.size(), std::memory_order_relaxed);
+    bufferevent_write(c->bev, c->out.data(), c->out.size());
+  }
+}
+
 // The output buffer drained (low watermark 0).
 void on_write(bufferevent*, void* arg) {
   conn* c = static_cast<conn*>(arg);
   if (c->closing) {
-    if (!c->lingering) linger(c);
+    if (c->s.busy() && !c->lingering)
+      stream_more(c);
+    else if (!c->lingering)
+      linger(c);
     return;
   }
   if (c->paused) {
@@ -135,9 +150,10 @@ void on_write(bufferevent*, void* arg) {
 void on_event(bufferevent* bev, short events, void* arg) {
   conn* c = static_cast<conn*>(arg);
   if ((events & BEV_EVENT_EOF) && !(events & BEV_EVENT_ERROR) &&
-      evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+      (evbuffer_get_length(bufferevent_get_output(bev)) > 0 || c->s.busy())) {
     c->closing = true;  // on_write frees it once the replies are sent
     bufferevent_disable(bev, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) stream_more(c);
     return;
   }
   if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) free_conn(c);
@@ -231,6 +247,10 @@ addrinfo* resolve(const std::string& listen) {
     host = listen.substr(0, e);
     port = listen.substr(e + 1);
   }
+  // getaddrinfo takes a numeric port modulo 65536 (99999 would be 34463).
+  bool digits = !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoul(port) > 65535)
+    throw error(errc::usage, "--listen " + listen + ": the port must be a number from 0 to 65535");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -260,6 +280,8 @@ std::string describe(evutil_socket_t fd) {
 }
 
 }  // namespace
+
+void check_listen(const std::string& listen) { freeaddrinfo(resolve(listen)); }
 
 int run(store& st, const config& cfg, server_info info) {
   static std::once_flag once;

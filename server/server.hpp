@@ -32,6 +32,11 @@ struct config {
   std::string ready_file;        // written with the bound port once listening
 };
 
+// Throws error(usage) for an address run() could not parse or resolve (a
+// bad port, an unknown host), so that it is refused before the pool is
+// opened.
+void check_listen(const std::string& listen);
+
 // Serves `st` until SIGTERM/SIGINT; returns the process exit code. Throws
 // pmindex::error(usage) for an address it cannot parse, error(io) for one it
 // cannot bind.

@@ -12,8 +12,10 @@ namespace pmindex::server {
 namespace {
 
 // The durable boot counter's key: a leading NUL byte, which no client key
-// can have, so no command ever sees or changes it.
+// can have, so no command ever sees or changes it. Indexes whose keys are
+// shorter (the pmemids structures take 16 bytes) keep it under a short one.
 constexpr std::string_view k_boot_key{"\0pmindex-serve:boot", 19};
+constexpr std::string_view k_short_boot_key{"\0boot", 5};
 
 bool live(const item& it, uint32_t now) { return it.exptime == 0 || it.exptime > now; }
 
@@ -26,7 +28,22 @@ bool valid_key(std::string_view key, bool control_chars) noexcept {
   return true;
 }
 
-store::store(index& idx, size_t max_item) : idx_(idx), max_item_(max_item) {
+bool valid_binary_key(std::string_view key) noexcept {
+  return !key.empty() && key.size() <= k_max_key && key[0] != '\0';
+}
+
+int64_t ttl_left(uint32_t exptime, uint32_t now) noexcept {
+  if (exptime == 0) return -1;
+  return exptime > now ? int64_t{exptime} - now : 0;
+}
+
+bool store::visible(std::string_view key, std::string_view value, uint32_t now, item& out) {
+  if (key.empty() || key[0] == '\0') return false;
+  return decode(value, out) && live(out, now);
+}
+
+store::store(index& idx, size_t max_item)
+    : idx_(idx), max_item_(max_item), boot_key_(idx.max_key() >= k_boot_key.size() ? k_boot_key : k_short_boot_key) {
   if (idx.keys() != key_kind::bytes)
     throw error(errc::usage, "pmindex serve needs an index created keys=bytes (this pool holds keys=u64)");
   if (max_item_ + k_item_header > idx.max_value())
@@ -56,9 +73,9 @@ uint32_t store::absolute_expiry(int64_t e) noexcept {
 void store::new_boot() {
   std::string v;
   uint64_t boot = 0;
-  if (idx_.lookup(k_boot_key, &v) && v.size() == 8) boot = value_u64(v);
+  if (idx_.lookup(boot_key_, &v) && v.size() == 8) boot = value_u64(v);
   ++boot;
-  idx_.upsert(k_boot_key, value_bytes(boot));
+  idx_.upsert(boot_key_, value_bytes(boot));
   cas_.store((boot << k_seq_bits) | 1, std::memory_order_relaxed);
 }
 
@@ -67,7 +84,7 @@ uint64_t store::next_cas() {
   uint64_t v = cas_.fetch_add(1, std::memory_order_relaxed);
   if ((v & mask) == mask - (uint64_t{1} << 20)) {
     std::lock_guard g(boot_mu_);
-    idx_.upsert(k_boot_key, value_bytes((v >> k_seq_bits) + 1));
+    idx_.upsert(boot_key_, value_bytes((v >> k_seq_bits) + 1));
   }
   return v;
 }
@@ -127,7 +144,7 @@ result store::write(std::string_view key, const std::string& value, bool fresh) 
 }
 
 result store::put(store_mode m, std::string_view key, uint32_t flags, int64_t exptime, std::string_view data,
-                  uint64_t cas_unique) {
+                  uint64_t cas_unique, uint64_t* new_cas) {
   if (data.size() > max_item_) return result::too_large;
   uint32_t exp = absolute_expiry(exptime);
   std::string old, value;
@@ -137,6 +154,8 @@ result store::put(store_mode m, std::string_view key, uint32_t flags, int64_t ex
   // it does not copy the old item (up to -I bytes) out.
   bool present = idx_.lookup(key, m == store_mode::set ? nullptr : &old);
   bool is_live = m != store_mode::set && present && decode(old, it) && live(it, now());
+  bool compare = cas_unique != 0 && (m == store_mode::replace || m == store_mode::append || m == store_mode::prepend);
+  if (compare && is_live && it.cas != cas_unique) return result::exists;
   switch (m) {
     case store_mode::set:
       break;
@@ -151,24 +170,31 @@ result store::put(store_mode m, std::string_view key, uint32_t flags, int64_t ex
       if (!is_live) return result::not_stored;
       if (it.data.size() + data.size() > max_item_) return result::too_large;
       bool app = m == store_mode::append;
-      encode(value, next_cas(), it.flags, it.exptime, app ? it.data : data, app ? data : it.data);
-      return write(key, value, false);
+      uint64_t c = next_cas();
+      encode(value, c, it.flags, it.exptime, app ? it.data : data, app ? data : it.data);
+      result r = write(key, value, false);
+      if (r == result::stored && new_cas) *new_cas = c;
+      return r;
     }
     case store_mode::cas:
       if (!is_live) return result::not_found;
       if (it.cas != cas_unique) return result::exists;
       break;
   }
-  encode(value, next_cas(), flags, exp, data);
-  return write(key, value, !present);
+  uint64_t c = next_cas();
+  encode(value, c, flags, exp, data);
+  result r = write(key, value, !present);
+  if (r == result::stored && new_cas) *new_cas = c;
+  return r;
 }
 
-result store::remove(std::string_view key) {
+result store::remove(std::string_view key, uint64_t cas_unique) {
   std::string old;
   item it;
   std::lock_guard g(lock_for(key));
   if (!idx_.lookup(key, &old)) return result::not_found;
   bool is_live = decode(old, it) && live(it, now());
+  if (cas_unique != 0 && is_live && it.cas != cas_unique) return result::exists;
   // An expired item is removed all the same (it is garbage), but reads as
   // not found, as it would have a moment later after a sweep.
   if (idx_.remove(key)) items_.fetch_sub(1, std::memory_order_relaxed);
@@ -176,29 +202,54 @@ result store::remove(std::string_view key) {
 }
 
 result store::arith(std::string_view key, bool incr, uint64_t delta, uint64_t& out) {
-  std::string old, value;
+  arith_op op;
+  op.incr = incr;
+  op.delta = delta;
+  std::string buf;
+  item it;
+  result r = arith(key, op, buf, it);
+  if (r == result::stored) out = std::stoull(std::string(it.data));
+  return r;
+}
+
+result store::arith(std::string_view key, const arith_op& op, std::string& buf, item& out) {
+  std::string old;
   item it;
   std::lock_guard g(lock_for(key));
-  if (!idx_.lookup(key, &old) || !decode(old, it) || !live(it, now())) return result::not_found;
-  // A decimal number of at most 20 digits, optionally followed by spaces
-  // (memcached pads a shrunk number in place with spaces).
-  std::string_view d = it.data;
-  size_t digits = 0;
-  while (digits < d.size() && d[digits] >= '0' && d[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 20) return result::non_numeric;
-  for (size_t i = digits; i < d.size(); ++i)
-    if (d[i] != ' ') return result::non_numeric;
-  uint64_t n = 0;
-  for (size_t i = 0; i < digits; ++i) {
-    uint64_t c = static_cast<uint64_t>(d[i] - '0');
-    if (n > (UINT64_MAX - c) / 10) return result::non_numeric;
-    n = n * 10 + c;
+  bool present = idx_.lookup(key, &old);
+  bool hit = present && decode(old, it) && live(it, now());
+  std::string text;
+  uint32_t flags = 0, exp = 0;
+  if (!hit) {
+    if (!op.vivify) return result::not_found;
+    text = std::to_string(op.initial);
+    exp = absolute_expiry(op.vivify_exptime);
+  } else {
+    if (op.cas_unique != 0 && it.cas != op.cas_unique) return result::exists;
+    // A decimal number of at most 20 digits, optionally followed by spaces
+    // (memcached pads a shrunk number in place with spaces).
+    std::string_view d = it.data;
+    size_t digits = 0;
+    while (digits < d.size() && d[digits] >= '0' && d[digits] <= '9') ++digits;
+    if (digits == 0 || digits > 20) return result::non_numeric;
+    for (size_t i = digits; i < d.size(); ++i)
+      if (d[i] != ' ') return result::non_numeric;
+    uint64_t n = 0;
+    for (size_t i = 0; i < digits; ++i) {
+      uint64_t c = static_cast<uint64_t>(d[i] - '0');
+      if (n > (UINT64_MAX - c) / 10) return result::non_numeric;
+      n = n * 10 + c;
+    }
+    // incr wraps at 2^64, decr stops at 0
+    n = op.incr ? n + op.delta : (op.delta > n ? 0 : n - op.delta);
+    text = std::to_string(n);
+    flags = it.flags;
+    exp = op.set_exptime ? absolute_expiry(op.exptime) : it.exptime;
   }
-  n = incr ? n + delta : (delta > n ? 0 : n - delta);  // incr wraps at 2^64, decr stops at 0
-  std::string text = std::to_string(n);
-  encode(value, next_cas(), it.flags, it.exptime, text);
-  result r = write(key, value, false);
-  if (r == result::stored) out = n;
+  uint64_t c = next_cas();
+  encode(buf, c, flags, exp, text);
+  result r = write(key, buf, !present);
+  if (r == result::stored) decode(buf, out);
   return r;
 }
 
@@ -210,6 +261,16 @@ result store::touch(std::string_view key, int64_t exptime) {
   encode(value, it.cas, it.flags, absolute_expiry(exptime), it.data);
   result r = write(key, value, false);
   return r == result::stored ? result::touched : r;
+}
+
+bool store::touch_get(std::string_view key, int64_t exptime, std::string& buf, item& out) {
+  std::string old;
+  item it;
+  std::lock_guard g(lock_for(key));
+  if (!idx_.lookup(key, &old) || !decode(old, it) || !live(it, now())) return false;
+  encode(buf, it.cas, it.flags, absolute_expiry(exptime), it.data);
+  if (write(key, buf, false) != result::stored) return false;
+  return decode(buf, out);
 }
 
 uint64_t store::flush_all() { return remove_if(false); }

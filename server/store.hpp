@@ -57,6 +57,19 @@ enum class result {
 
 enum class store_mode { set, add, replace, append, prepend, cas };
 
+// What incr/decr (text `incr`, meta `ma`) do; the meta fields are off by
+// default, which is the text command.
+struct arith_op {
+  bool incr = true;
+  uint64_t delta = 1;
+  uint64_t cas_unique = 0;  // nonzero: only if the item's cas id is this (else exists)
+  bool vivify = false;      // a miss creates the item holding `initial`, expiring at vivify_exptime
+  int64_t vivify_exptime = 0;
+  uint64_t initial = 0;
+  bool set_exptime = false;  // a hit also sets the expiry to `exptime`
+  int64_t exptime = 0;
+};
+
 // An item as read: views into the caller's buffer.
 struct item {
   uint64_t cas = 0;
@@ -78,12 +91,28 @@ class store {
 
   // True if the key holds a live item; its data is copied into `buf`.
   bool get(std::string_view key, std::string& buf, item& out);
+  // `cas_unique`: the cas id a cas write compares; nonzero with replace,
+  // append or prepend it is compared too (meta `ms ... C<cas>`). The new
+  // item's cas id goes to *new_cas when stored.
   result put(store_mode m, std::string_view key, uint32_t flags, int64_t exptime, std::string_view data,
-             uint64_t cas_unique = 0);
-  result remove(std::string_view key);
+             uint64_t cas_unique = 0, uint64_t* new_cas = nullptr);
+  // `cas_unique` nonzero: removed only if the item's cas id is that (else exists).
+  result remove(std::string_view key, uint64_t cas_unique = 0);
   // incr/decr: `value` receives the new number on result::stored.
   result arith(std::string_view key, bool incr, uint64_t delta, uint64_t& value);
+  // The same with the meta options; on result::stored `out` holds the item
+  // as written (its data is the number's text, in `buf`).
+  result arith(std::string_view key, const arith_op& op, std::string& buf, item& out);
   result touch(std::string_view key, int64_t exptime);
+  // get and touch in one (meta `mg ... T<ttl>`): true if live; the item
+  // with its new expiry is copied into `buf`/`out`.
+  bool touch_get(std::string_view key, int64_t exptime, std::string& buf, item& out);
+  // Up to `count` records with key >= from, in key order (the index's scan,
+  // with its guarantee beside writers), raw: decode() them.
+  size_t scan(std::string_view from, size_t count, record_buffer& out) { return idx_.scan(from, count, out); }
+  // A record of scan() as an item; false for the server's own records and
+  // for values it did not write. `now`: expired items are false too.
+  static bool visible(std::string_view key, std::string_view value, uint32_t now, item& out);
   // Removes every item (flush_all) or only the expired ones (the sweeper);
   // returns how many were removed.
   uint64_t flush_all();
@@ -119,6 +148,7 @@ class store {
 
   index& idx_;
   size_t max_item_;
+  std::string_view boot_key_;
   std::array<stripe, k_stripes> stripes_;
   std::mutex boot_mu_;
   std::atomic<uint64_t> cas_{0};
@@ -126,11 +156,17 @@ class store {
   std::atomic<uint32_t> flush_at_{0};
 };
 
+// The seconds an item has left: -1 if it never expires (meta `t`).
+int64_t ttl_left(uint32_t exptime, uint32_t now) noexcept;
+
 // True for a key the protocol accepts: 1..250 bytes, no control characters
 // and no space (memcached keys are separated by spaces). With
 // `control_chars`, control characters other than NUL are accepted, as stock
 // memcached does (memaslap's keys start with 8 bytes of 0x10); NUL never is
 // (the server's own records start with it).
 bool valid_key(std::string_view key, bool control_chars = false) noexcept;
+// A key given base64-encoded (meta `b` flag): 1..250 bytes of any value but a
+// leading NUL (the server's own records start with one).
+bool valid_binary_key(std::string_view key) noexcept;
 
 }  // namespace pmindex::server

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "commands.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/util/hash.hpp"
 
@@ -25,11 +27,31 @@ args::args(std::string verb, std::vector<std::string> tokens) : verb_(std::move(
       tokens_.erase(tokens_.begin() + static_cast<std::ptrdiff_t>(i));
       break;
     }
+  for (size_t i = 0; i < tokens_.size(); ++i)
+    if (tokens_[i] == "--help" || tokens_[i] == "-h") {
+      help_ = true;
+      tokens_.clear();  // every option at its default: the verb only reads them
+      break;
+    }
   used_.assign(tokens_.size(), false);
   env_values_.reserve(64);
 }
 
+void args::help_note(const std::string& name, const std::string& kind, const std::string& def) {
+  for (auto& o : help_opts_)
+    if (o.name == name) {
+      if (!kind.empty() && (o.kind.empty() || kind != "VALUE")) o.kind = kind;
+      if (!def.empty()) o.def = def;
+      return;
+    }
+  help_opts_.push_back({name, kind, def});
+}
+
 const std::string* args::find(const std::string& name, bool want_value) {
+  if (help_) {
+    help_note(name, want_value ? "VALUE" : "", "");
+    return nullptr;
+  }
   const std::string opt = "--" + name;
   for (size_t i = 0; i < tokens_.size(); ++i) {
     const std::string& t = tokens_[i];
@@ -89,10 +111,16 @@ std::string args::joined(const std::string& name, char sep) {
 
 std::string args::str(const std::string& name, const std::string& def) {
   auto v = find(name, true);
+  if (help_) help_note(name, "", def);
   return v ? *v : def;
 }
 
 void args::describe(const std::string& name, const char* kind, double lo, double hi) {
+  if (help_) {
+    char r[120];
+    std::snprintf(r, sizeof r, "%s in [%.17g, %.17g]", std::strcmp(kind, "real") ? "N" : "X", lo, hi);
+    help_note(name, r, "");
+  }
   if (!describe_) return;
   char b[200];
   std::snprintf(b, sizeof b, "%s %s %.17g %.17g", name.c_str(), kind, lo, hi);
@@ -133,6 +161,7 @@ double args::parse_real(const std::string& name, const std::string& text, double
 uint64_t args::u64(const std::string& name, uint64_t def, uint64_t lo, uint64_t hi) {
   describe(name, "u64", static_cast<double>(lo), static_cast<double>(hi));
   auto v = find(name, true);
+  if (help_) help_note(name, "", std::to_string(def));
   return v ? parse_u64(name, *v, false, lo, hi) : def;
 }
 
@@ -177,6 +206,19 @@ bool args::flag(const std::string& name) {
 }
 
 void args::finish() {
+  if (help_) {
+    const char* summary = "";
+    for (size_t i = 0; i < k_nverbs; ++i)
+      if (verb_ == k_verbs[i].name) summary = k_verbs[i].summary;
+    std::printf("usage: pmindex %s [--option value ...]\n  %s\n\noptions:\n", verb_.c_str(), summary);
+    for (auto& o : help_opts_) {
+      std::string left = "--" + o.name + (o.kind.empty() ? "" : " " + o.kind);
+      std::printf("  %-36s%s%s\n", left.c_str(), o.def.empty() ? "" : "default ", o.def.c_str());
+    }
+    std::printf("\nevery option can also be set as PMINDEX_<NAME> in the environment (see `pmindex help`)\n");
+    std::fflush(stdout);
+    throw error(errc::ok, "");
+  }
   if (describe_) {
     for (auto& d : described_) std::printf("%s\n", d.c_str());
     std::fflush(stdout);

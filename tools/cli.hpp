@@ -36,7 +36,9 @@ class args {
   // Every occurrence of a repeatable option, joined with `sep` (e.g. a test's
   // `--params mutant=x` and an index profile's `--params keys=bytes`).
   std::string joined(const std::string& name, char sep);
-  // Throws error(usage) for any option nobody read. With the hidden token
+  // Throws error(usage) for any option nobody read. With --help (or -h) it
+  // prints the verb's usage and the options it read, and throws error(ok).
+  // With the hidden token
   // --describe-options it instead prints the numeric options the verb read
   // ("name kind lo hi" lines; the option table test uses them) and throws
   // error(ok) so that the verb does nothing.
@@ -48,6 +50,14 @@ class args {
   void describe(const std::string& name, const char* kind, double lo, double hi);
   uint64_t parse_u64(const std::string& name, const std::string& text, bool counts, uint64_t lo, uint64_t hi);
   double parse_real(const std::string& name, const std::string& text, double lo, double hi);
+  // `pmindex VERB --help`: the verb runs up to finish() with every option at
+  // its default, each option it reads is noted, and finish() prints them.
+  struct help_opt {
+    std::string name, kind, def;
+  };
+  void help_note(const std::string& name, const std::string& kind, const std::string& def);
+  bool help_ = false;
+  std::vector<help_opt> help_opts_;
   bool describe_ = false;
   std::vector<std::string> described_;
   std::string verb_;

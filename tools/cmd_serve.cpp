@@ -1,5 +1,6 @@
 // pmindex serve: a durable memcached text-protocol server over any index
 // (server/, docs/server.md).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -26,20 +27,32 @@ int cmd_serve(args& a) {
   c.ready_file = a.str("ready-file", "");
   // memcached's -I: the largest item, its 16-byte header included (memcached
   // counts its own item header too), so values of up to B - 16 bytes. The
-  // default and the range are memcached's (1m; 1k to 1g); the index's
-  // max_value is the real bound, checked below.
-  uint64_t item_size = a.u64("max-item-size", uint64_t{1} << 20, 1024, uint64_t{1} << 30);
+  // default and the range follow memcached's (1m; 1k to 1g) within what the
+  // index stores: default min(1m, max_value), range [min(1k, max_value),
+  // max_value], checked below once the index is known.
+  auto item_size_opt = a.opt_u64("max-item-size", server::k_item_header + 1, uint64_t{1} << 30);
   bool control_keys = a.flag("allow-control-keys");
   a.finish();  // first: --describe-options (the option table test) needs no --index
   if (!has_index) throw error(errc::usage, "serve needs --index NAME (see `pmindex list`)");
   auto e = find_index(o.index);
   if (!e) throw error(errc::usage, "unknown index '" + o.index + "' (see `pmindex list`)");
+  if (!e->supports(key_kind::bytes))
+    throw error(errc::usage, "pmindex serve needs an index with byte keys; " + o.index + " takes only u64 keys");
+  if (e->key_limit)  // arraylist: its keys are slot numbers
+    throw error(errc::usage, "pmindex serve needs an index that takes any byte key; " + o.index +
+                                 " takes only keys below its capacity (`pmindex list --detail`)");
   o.params = crash::byte_run_params(*e, o.params, 0, "pmindex serve");
-  if (item_size > e->max_value)  // before the pool is created or opened
-    throw error(errc::usage, "--max-item-size (-I) " + std::to_string(item_size) + " is over what " +
-                                 o.index + " stores: items of up to " + std::to_string(e->max_value) +
-                                 " bytes (values of up to " +
-                                 std::to_string(e->max_value - server::k_item_header) + ")");
+  server::check_listen(c.listen);  // a bad --listen is refused before the pool is created or opened
+  const uint64_t max_item = std::min<uint64_t>(e->max_value, uint64_t{1} << 30);
+  const uint64_t min_item = std::min<uint64_t>(1024, max_item);
+  const uint64_t item_size = item_size_opt.value_or(std::min<uint64_t>(uint64_t{1} << 20, max_item));
+  if (item_size > max_item)  // before the pool is created or opened
+    throw error(errc::usage, "--max-item-size (-I) " + std::to_string(item_size) + " is over what " + o.index +
+                                 " stores: items of up to " + std::to_string(max_item) + " bytes (values of up to " +
+                                 std::to_string(max_item - server::k_item_header) + ")");
+  if (item_size < min_item)
+    throw error(errc::usage, "--max-item-size (-I) must be in [" + std::to_string(min_item) + ", " +
+                                 std::to_string(max_item) + "] for " + o.index + ", got " + std::to_string(item_size));
   auto t0 = std::chrono::steady_clock::now();
   auto idx = open(o);
   server::store st(*idx, item_size - server::k_item_header);
@@ -54,6 +67,10 @@ int cmd_serve(args& a) {
   info.was_clean = r.was_clean;
   info.created = r.created;
   info.control_keys = control_keys;
+  info.ordered = e->ordered;
+  // Records per index scan of `mr` and the key listings: a batch copies its
+  // values out, so at most 16 MiB of them (at -I), between 16 and 4096.
+  info.scan_batch = static_cast<size_t>(std::clamp<uint64_t>((uint64_t{16} << 20) / item_size, 16, 4096));
   info.startup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fprintf(stderr,
                "pmindex serve: %s pool %s (keys=%s, %s mode%s%s): %s; restart took %.3f s (open %.3f s, "

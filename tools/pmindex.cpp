@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       }
     throw error(errc::usage, "unknown verb '" + verb + "' (see `pmindex help`)");
   } catch (const error& e) {
-    if (e.code() == errc::ok) return 0;  // --describe-options
+    if (e.code() == errc::ok) return 0;  // --describe-options, VERB --help
     std::fprintf(stderr, "pmindex: %s\n", e.what());
     return e.exit_code();
   } catch (const std::bad_alloc&) {

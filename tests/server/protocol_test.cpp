@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -47,12 +48,71 @@ std::string run(session& s, const std::string& in, size_t piece = SIZE_MAX) {
     size_t used = s.feed(buf.data(), buf.size(), out);
     buf.erase(0, used);
   }
+  while (s.busy()) buf.erase(0, s.feed(buf.data(), buf.size(), out));  // a streamed reply's rest
   return out;
 }
 
 std::string run(fixture& f, const std::string& in, size_t piece = SIZE_MAX) {
   session s(*f.st, f.ctr, f.info);
   return run(s, in, piece);
+}
+
+TEST(ServerProtocol, Base64RoundTrip) {
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 2000; ++i) {
+    std::string in(rng() % 40, '\0');
+    for (char& c : in) c = static_cast<char>(rng());
+    std::string enc = base64_encode(in), dec;
+    if (in.empty()) continue;
+    ASSERT_TRUE(base64_decode(enc, dec)) << enc;
+    EXPECT_EQ(dec, in);
+  }
+  std::string d;
+  EXPECT_TRUE(base64_decode("Zm9v", d) && d == "foo");
+  EXPECT_TRUE(base64_decode("Zm8=", d) && d == "fo");
+  EXPECT_TRUE(base64_decode("Zg==", d) && d == "f");
+  for (const char* bad : {"", "Zm9", "Zm9v!", "Z===", "=Zm9", "Zm=v", "Zm9v Zg=="}) EXPECT_FALSE(base64_decode(bad, d)) << bad;
+}
+
+TEST(ServerProtocol, BinaryRequestGetsAnErrorAndCloses) {
+  fixture f;
+  session s(*f.st, f.ctr, f.info);
+  std::string req(24, '\0'), out;
+  req[0] = static_cast<char>(0x80);
+  req[1] = 0x0b;  // version
+  req[12] = 1, req[13] = 2, req[14] = 3, req[15] = 4;
+  EXPECT_EQ(s.feed(req.data(), 10, out), 0u);  // a header in pieces: wait for all 24 bytes
+  EXPECT_EQ(s.need(), 24u);
+  EXPECT_EQ(s.feed(req.data(), req.size(), out), req.size());
+  EXPECT_TRUE(s.closing());
+  ASSERT_GT(out.size(), 24u);
+  EXPECT_EQ(static_cast<unsigned char>(out[0]), 0x81);
+  EXPECT_EQ(out[1], 0x0b);
+  EXPECT_EQ(out.substr(6, 2), std::string("\0\x81", 2));
+  EXPECT_EQ(out.substr(12, 4), "\x01\x02\x03\x04");
+}
+
+TEST(ServerProtocol, RangeStreamsInPieces) {
+  fixture f;
+  f.info.scan_batch = 16;
+  std::string fill;
+  for (int i = 0; i < 500; ++i) fill += "set k" + std::to_string(1000 + i) + " 0 0 3\r\nabc\r\n";
+  run(f, fill);
+  const std::string cmd = "mr k v c\r\nmn\r\nmr k1100 L5 Hk1200\r\nmr azE0OTc= b\r\n";  // base64 of k1497
+  std::string whole = run(f, cmd);
+  session s(*f.st, f.ctr, f.info);
+  std::string out, part;
+  size_t used = 0, rounds = 0;
+  do {  // at most ~100 bytes of replies per call, as if the client read slowly
+    part.clear();
+    used += s.feed(cmd.data() + used, cmd.size() - used, part, 100);
+    out += part;
+    ++rounds;
+  } while (s.busy() || used < cmd.size());
+  EXPECT_EQ(out, whole);
+  EXPECT_GT(rounds, 20u);  // the reply came in parts
+  EXPECT_EQ(std::count(whole.begin(), whole.end(), '\n'), 500 * 2 + 1 + 1 + 6 + 4);
+  EXPECT_NE(whole.find("HD kk1104\r\nCN kk1105\r\n"), std::string::npos);
 }
 
 TEST(ServerProtocol, StorageAndRetrieval) {

@@ -113,14 +113,21 @@ def fuzz_payload(rng):
 
 
 REPLY_PREFIXES = (b"VALUE ", b"END", b"STORED", b"NOT_STORED", b"EXISTS", b"NOT_FOUND", b"DELETED", b"TOUCHED",
-                  b"OK", b"ERROR", b"CLIENT_ERROR ", b"SERVER_ERROR ", b"STAT ", b"VERSION ", b"RESET")
+                  b"OK", b"ERROR", b"CLIENT_ERROR ", b"SERVER_ERROR ", b"STAT ", b"VERSION ", b"RESET",
+                  b"VA ", b"HD", b"EN", b"NS", b"EX", b"NF", b"MN", b"ME ", b"CN ", b"ITEM ", b"key=")
 
 
 def check_replies(got, round_, data):
-    """Replies are whole lines of the protocol's grammar; a VALUE line is
-    followed by exactly its announced bytes and \\r\\n."""
+    """Replies are whole lines of the protocol's grammar; a VALUE (or meta VA)
+    line is followed by exactly its announced bytes and \\r\\n. A command
+    starting with the binary magic byte gets one binary error reply, the last
+    thing sent."""
     pos = 0
     while True:
+        if got[pos:pos + 1] == b"\x81":
+            body = int.from_bytes(got[pos + 8:pos + 12], "big")
+            assert got[pos + 6:pos + 8] == b"\x00\x81" and len(got) == pos + 24 + body, (round_, got[pos:], data)
+            return
         nl = got.find(b"\r\n", pos)
         if nl < 0:
             assert pos == len(got), (round_, got[pos:], data)  # no partial reply
@@ -128,8 +135,8 @@ def check_replies(got, round_, data):
         line = got[pos:nl]
         assert line.startswith(REPLY_PREFIXES) or line.isdigit(), (round_, line, data)
         pos = nl + 2
-        if line.startswith(b"VALUE "):
-            n = int(line.split()[3])
+        if line.startswith((b"VALUE ", b"VA ")):
+            n = int(line.split()[3 if line.startswith(b"VALUE ") else 1])
             assert got[pos + n:pos + n + 2] == b"\r\n", (round_, line, data)
             pos += n + 2
 
