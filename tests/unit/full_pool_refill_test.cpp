@@ -17,7 +17,8 @@
 // --gtest_filter='*FullPool*' prints its figures) the whole cycle. None is
 // listed today. FPTree and LB+-Tree were, until a remove that empties a
 // leaf unlinked and freed it (hybrid_core.hpp, "Empty leaves"): the refill
-// held 57-60% (FPTree) and 20-28% (LB+-Tree) of the first fill. The
+// held 60% (FPTree) and 24% (LB+-Tree) of the first fill with u64 keys
+// (92-97% with byte keys, whose record blocks were freed). The
 // pmemids btree was, until its removes merged nodes (before, a remove left
 // a tombstone that only the same key reused: the refill with new keys held
 // 0%). PermART and PermART-2Log were, until removed slots' version links
