@@ -21,6 +21,12 @@ TEST(Fptree, ReopenCleanAndDirty) { reopen("fptree"); }
 TEST(Fptree, ReopenSmallNodes) { reopen("fptree", "leaf=8,inner=3"); }
 TEST(Fptree, ConcurrentTwoWritersAndReader) { concurrent("fptree"); }
 TEST(Fptree, ConcurrentSmallNodes) { concurrent("fptree", "leaf=6,inner=3"); }
+TEST(Fptree, RemoveAllUnlinksEmptiedLeaves) { remove_all_unlinks_leaves("fptree"); }
+TEST(Fptree, RemoveAllUnlinksEmptiedLeavesSmallNodes) {
+  remove_all_unlinks_leaves("fptree", "leaf=4,inner=3");
+}
+TEST(Fptree, RemoveCosts) { remove_costs("fptree"); }
+TEST(Fptree, ConcurrentUnlinksUnderReadersAndScans) { concurrent_unlinks("fptree", "leaf=4,inner=3"); }
 TEST(Fptree, BadParams) {
   bad_params("fptree", "leaf=65");
   bad_params("fptree", "leaf=2");

@@ -156,7 +156,7 @@ inline void random_all_modes(const std::string& name, const std::string& params 
         ASSERT_NO_FATAL_FAILURE(random_ops(*idx, ref, rng, scaled(6000), universe));
         ASSERT_NO_FATAL_FAILURE(expect_equal(*idx, ref));
       }
-      // Empty it completely, then refill: emptied leaves are reused.
+      // Empty it completely (emptied leaves are unlinked), then refill.
       for (auto& [k, v] : ref) ASSERT_TRUE(idx->remove(k));
       ref.clear();
       ASSERT_NO_FATAL_FAILURE(expect_equal(*idx, ref));
@@ -243,6 +243,136 @@ inline void concurrent(const std::string& name, const std::string& params = "") 
       if (i % 5 != 0) ref[k] = i % 3 == 0 ? k + 2 : k + 1;
     }
   ASSERT_NO_FATAL_FAILURE(expect_equal(*idx, ref));
+}
+
+// Removes that empty leaves unlink them (hybrid_core.hpp, "Empty leaves"):
+// after every record is removed the chain is the head leaf alone, and a
+// dirty reopen traces the anchor and that leaf only (an emptied leaf left
+// in the chain is traced, and keeps its pool space). Then the index fills
+// again to the same shape.
+inline void remove_all_unlinks_leaves(const std::string& name, const std::string& params = "") {
+  pool_file pf(name + "-unlink");
+  auto o = opts(name, pf.path(), pm::mode::persist, params);
+  auto idx = open(o);
+  auto stat = [&](const char* what) {
+    for (auto& [k, v] : idx->stats().extra)
+      if (k == what) return v;
+    ADD_FAILURE() << "no stat " << what;
+    return -1.0;
+  };
+  std::mt19937_64 rng(seed());
+  oracle ref;
+  for (int i = 0; i < scaled(20000); ++i) {
+    uint64_t k = rng();
+    if (idx->insert(k, ~k)) ref[k] = ~k;
+  }
+  const double leaves = stat("leaves");
+  ASSERT_GT(leaves, 100.0);
+  for (auto& [k, v] : ref) ASSERT_TRUE(idx->remove(k));
+  ref.clear();
+  EXPECT_EQ(stat("leaves"), 1.0);
+  EXPECT_EQ(stat("leaves_unlinked"), leaves - 1);
+  auto c = idx->check();
+  ASSERT_TRUE(c.ok) << c.message;
+  idx->abandon();
+  idx = open(o);
+  EXPECT_EQ(idx->report().traced_blocks, 2u) << "anchor and head leaf";
+  EXPECT_EQ(idx->report().traced_blocks, idx->pool().usage().used_blocks);
+  ASSERT_NO_FATAL_FAILURE(random_ops(*idx, ref, rng, scaled(8000), 1 << 16));
+  ASSERT_NO_FATAL_FAILURE(expect_equal(*idx, ref));
+  c = idx->check();
+  ASSERT_TRUE(c.ok) << c.message;
+}
+
+// The persistence cost of removes (fptree.hpp, lbtree.hpp): 1 line and 1
+// fence, and a remove that empties a leaf 1 line and 1 fence more (the
+// unlink). Two leaves (the second made by the first split), emptied from
+// the right.
+inline void remove_costs(const std::string& name, const std::string& params = "") {
+  pool_file pf(name + "-rcost");
+  auto idx = open(opts(name, pf.path(), pm::mode::persist, params));
+  auto leaves = [&] {
+    for (auto& [k, v] : idx->stats().extra)
+      if (k == "leaves") return v;
+    return -1.0;
+  };
+  uint64_t n = 0;
+  while (leaves() < 2) {
+    ++n;
+    ASSERT_TRUE(idx->insert(n, n));
+  }
+  for (uint64_t k = n;; --k) {
+    ASSERT_GT(k, 0u);
+    auto before = pm::thread_counters();
+    ASSERT_TRUE(idx->remove(k));
+    auto d = pm::thread_counters() - before;
+    const bool unlinked = leaves() == 1;
+    EXPECT_EQ(d.lines_flushed, unlinked ? 2u : 1u) << "remove " << k;
+    EXPECT_EQ(d.fences, unlinked ? 2u : 1u) << "remove " << k;
+    if (unlinked) break;
+  }
+}
+
+// Leaves emptied and unlinked while others read: stable keys (one per band,
+// never removed) sit between bands of keys that writers insert and remove
+// again and again, so leaves of a band empty, are unlinked and retired,
+// and their ranges move to the left neighbour while readers and scans may
+// stand on them. Every lookup of a stable key finds it, every scan is
+// sorted and returns each stable key in the range it covered.
+inline void concurrent_unlinks(const std::string& name, const std::string& params) {
+  pool_file pf(name + "-cunlink");
+  auto idx = open(opts(name, pf.path(), pm::mode::persist, params));
+  constexpr uint64_t k_bands = 64, k_width = 1000, k_churn = 60;
+  for (uint64_t b = 0; b < k_bands; ++b) ASSERT_TRUE(idx->insert(b * k_width, b));
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  const int rounds = scaled(60);
+  auto writer = [&](uint64_t t) {
+    std::mt19937_64 rng(seed() + t);
+    for (int r = 0; r < rounds; ++r)
+      for (uint64_t b = t; b < k_bands; b += 2) {
+        const uint64_t base = b * k_width + 1 + rng() % (k_width - k_churn - 1);
+        for (uint64_t i = 0; i < k_churn; ++i)
+          if (!idx->insert(base + i, i)) ++bad;
+        for (uint64_t i = 0; i < k_churn; ++i)
+          if (!idx->remove(base + i)) ++bad;
+      }
+  };
+  auto reader = [&](uint64_t t) {
+    std::mt19937_64 rng(seed() + 10 + t);
+    std::vector<record> out(40);
+    while (!stop.load()) {
+      const uint64_t b = rng() % k_bands;
+      auto v = idx->lookup(b * k_width);
+      if (!v || *v != b) ++bad;
+      const uint64_t from = rng() % (k_bands * k_width);
+      size_t m = idx->scan(from, out.size(), out.data());
+      for (size_t i = 1; i < m; ++i)
+        if (out[i - 1].key >= out[i].key) ++bad;
+      if (m == 0) continue;
+      // Every stable key in [from, last returned] was returned.
+      size_t j = 0;
+      for (uint64_t s = (from + k_width - 1) / k_width * k_width; s <= out[m - 1].key; s += k_width) {
+        while (j < m && out[j].key < s) ++j;
+        if (j == m || out[j].key != s) ++bad;
+      }
+    }
+  };
+  std::thread r0(reader, 0), w0(writer, 0), w1(writer, 1);
+  w0.join();
+  w1.join();
+  stop = true;
+  r0.join();
+  ASSERT_EQ(bad.load(), 0);
+  oracle ref;
+  for (uint64_t b = 0; b < k_bands; ++b) ref[b * k_width] = b;
+  ASSERT_NO_FATAL_FAILURE(expect_equal(*idx, ref));
+  auto c = idx->check();
+  ASSERT_TRUE(c.ok) << c.message;
+  double unlinked = 0;
+  for (auto& [k, v] : idx->stats().extra)
+    if (k == "leaves_unlinked") unlinked = v;
+  EXPECT_GT(unlinked, 0.0);
 }
 
 inline void bad_params(const std::string& name, const std::string& params) {

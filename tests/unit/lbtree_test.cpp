@@ -15,6 +15,10 @@ TEST(Lbtree, RandomOpsSmallInner) { random_all_modes("lbtree", "inner=3"); }
 TEST(Lbtree, ReopenCleanAndDirty) { reopen("lbtree"); }
 TEST(Lbtree, ConcurrentTwoWritersAndReader) { concurrent("lbtree"); }
 TEST(Lbtree, ConcurrentSmallInner) { concurrent("lbtree", "inner=3"); }
+TEST(Lbtree, RemoveAllUnlinksEmptiedLeaves) { remove_all_unlinks_leaves("lbtree"); }
+TEST(Lbtree, RemoveAllUnlinksEmptiedLeavesSmallNodes) { remove_all_unlinks_leaves("lbtree", "inner=3"); }
+TEST(Lbtree, RemoveCosts) { remove_costs("lbtree"); }
+TEST(Lbtree, ConcurrentUnlinksUnderReadersAndScans) { concurrent_unlinks("lbtree", "inner=3"); }
 TEST(Lbtree, BadParams) {
   bad_params("lbtree", "inner=2");
   bad_params("lbtree", "inner=");

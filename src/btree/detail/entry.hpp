@@ -34,11 +34,18 @@ index_entry hybrid_entry(const std::string& name, const char* description, const
       "sorted, no duplicates; each leaf read as one validated snapshot; a record present for the whole scan is "
       "returned";
   e.tests = test_profile{.crash_args = "--params " + small, .crash_bytes_args = "--params " + small};
-  // The byte layout's mutants (hybrid_mutant, same order; fptree/entry.cpp adds one).
+  // The mutants both share (hybrid_mutant, same order; fptree/entry.cpp adds one).
+  // leaf_unlink_unpersisted: a remove that empties a leaf unlinks it without
+  // persisting the new link, then forwards the leaf to its left neighbour;
+  // an image that holds the forward but not the unlink has a cycle in the
+  // chain. Removes empty 4-slot leaves in the history's shrinking phases.
   e.mutants = {
       {"kv_block_unflushed", "keys=bytes: a record's kv block is published without being flushed", "crashtest",
        "--params keys=bytes," + small + " --images 800 --ops 400 --keys 64 --seed 1 --max-violations 1",
        "record block"},
+      {"leaf_unlink_unpersisted", "an emptied leaf is unlinked without persisting the new link", "crashtest",
+       "--params " + small + " --images 1500 --ops 1500 --keys 64 --seed 1 --max-violations 1",
+       "keys out of order|cycle"},
   };
   const std::string run = " --index " + name + " --params keys=bytes";
   e.tests->extra = {

@@ -17,7 +17,8 @@
 //           slot's value word, persisted before the unlock; the old block is
 //           retired (epochs) once that store is durable.
 //   remove  the leaf's remove (bitmap/meta store persisted), then the block
-//           is retired.
+//           is retired; a leaf emptied by it is unlinked, and it and its
+//           fence key block retired (hybrid_core.hpp, "Empty leaves").
 // Every call pins the pool's epoch, so a block an optimistic reader can
 // still see is never reused under it: readers compare keys in blocks that
 // stay mapped and unchanged (blocks are immutable), and copy values out
@@ -58,13 +59,25 @@ class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
     this->check_value(value);
     uint64_t kv = 0;
     if (!make_record(key, value, kv, true)) return false;
-    auto g = p_.pin();
     ins r;
-    try {
-      r = core_.insert(K::make(key), kv);
-    } catch (...) {  // pool full in a split: the block was never published
-      p_.free(kv);
-      throw;
+    for (bool again = false;; again = true) {
+      // A split that finds the pool full (no leaf, no fence key block): the
+      // block was never published. The blocks retired by removes come back
+      // (reclaim(), unpinned) and the insert is tried once more.
+      try {
+        auto g = p_.pin();
+        r = core_.insert(K::make(key), kv);
+        break;
+      } catch (const error& e) {
+        if (e.code() != errc::pool_full || again) {
+          p_.free(kv);
+          throw;
+        }
+      } catch (...) {
+        p_.free(kv);
+        throw;
+      }
+      core_.reclaim();
     }
     if (r != ins::done) p_.free(kv);
     return r == ins::done;
@@ -137,7 +150,7 @@ class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
 
   // The record block of an insert (present: whether the key must be absent)
   // or an update, written and flushed. A full pool first gets back retired
-  // blocks whose grace period ended (collect(), unpinned); if it is still
+  // blocks whose grace period ended (reclaim(), unpinned); if it is still
   // full, an insert of a present key or an update of an absent one returns
   // false (out = 0) as it would with room, and anything else throws
   // error(pool_full) with nothing changed.
@@ -149,7 +162,7 @@ class hybrid_bytes final : public hybrid_index<bytes_index, Ops> {
       } catch (const error& e) {
         if (e.code() != errc::pool_full) throw;
         if (attempt == 0) {
-          p_.collect();
+          core_.reclaim();
           continue;
         }
         if (this->lookup(key, nullptr) == present) return false;

@@ -16,6 +16,8 @@
 //        lock held; durable on return (w: the value, or a record block)
 //   split(l, r_off, r, key, w) -> low of r    lock held on a full l; r fresh;
 //        links and commits r durably; inserts key into r when key >= low of r
+//   relink(l, n), link_word(l)        lock held: l's live link = n (one 8-byte store,
+//                                     not flushed); the 8-byte word that holds it
 //   recover(l, next_leaf_or_null, dirty), count(l), check(l, has_next, next_low)
 //
 // Fence keys make the (lock-free, possibly stale) inner layer a hint: leaf L
@@ -32,10 +34,11 @@
 // durable (flush + fence) and only then unlock, so a reader, which validates
 // the leaf's version after reading, never returns anything a crash could
 // still undo (durable linearizability). Split writers also take the inner
-// layer's mutex (lock order: leaf, then inner layer). Leaves are never freed
-// while the index is open, and inner nodes never before it is destroyed.
-// The u64 layout retires nothing, so it needs no epochs; the byte layout
-// retires record blocks (hybrid_bytes.hpp) and pins every operation.
+// layer's mutex (lock order: leaf, then inner layer). Inner nodes are never
+// freed before the layer is destroyed; leaves are retired through the
+// pool's epochs once unlinked (EMPTY LEAVES below), and the byte layout
+// retires record blocks (hybrid_bytes.hpp), so every operation of either
+// layout runs pinned.
 //
 // Scans: forward, count-bounded, in key order. Each leaf is read as one
 // validated snapshot (its entries sorted on the way out, or read in the
@@ -52,12 +55,41 @@
 // otherwise); the policy repairs each leaf; the inner layer is built from
 // the (low key, leaf) pairs. Nothing is allocated.
 //
-// Empty leaves stay in the chain (removes never free a leaf) and take later
-// inserts of their key range; nothing leaks, but space of emptied ranges is
-// not given back.
+// EMPTY LEAVES. A remove that empties a leaf L (not the head) unlinks it,
+// as a B+-tree's delete merges an empty node into its neighbour: the left
+// neighbour P, whose range then grows to L's right fence, takes over L's
+// range. After the remove has unlocked L (its empty bitmap durable), the
+// remover locks P (found through the inner layer by the keys just below
+// low(L), then moving right), then L (a try: LB+-Tree's striped locks give
+// no global order; a miss lets P go and starts again), and, if L is still
+// P's successor and still empty:
+//   1. P's link = L's successor: ONE 8-byte store, persisted (the commit;
+//      Ops::relink / link_word). Before it is durable L is an empty leaf
+//      of the chain, after it L is unreachable: recovery's tracing frees
+//      L (and its fence key block). No log is needed: FPTree's delete
+//      micro-log exists to free the leaf in the allocator's own
+//      transaction, which tracing replaces.
+//   2. L's link = P (L forwards, in DRAM only: L is unreachable in any
+//      crash image from here on, which is why this store must follow the
+//      durable commit). A reader or writer that reaches L later (a stale
+//      route, a scan that read P's old link) finds key >= low(L) > low(P)
+//      = low(next(L)) and moves "right" to P, which holds L's range now,
+//      as a stale B-link hint would; a scan walks on from P, dropping what
+//      it already returned (its lower bound), so it neither skips nor
+//      repeats. A forwarded leaf never passes a fence check, and a chain
+//      of them ends at a live leaf (each forwards to one that was live
+//      when it died, and so dies later, if ever).
+//   3. inner_layer::erase(low(L)), while L is locked: the layer's version
+//      moves, so nobody who routed to L before counts the route exact.
+//   4. Unlock; L (and, bytes, its fence key block) is retired through the
+//      epochs: nobody pinned can see the block reused.
+// A remover that cannot take L's lock after k_drop_attempts tries leaves
+// the empty leaf in the chain (it takes later inserts of its range, as
+// every leaf did before removes unlinked them).
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cstring>
@@ -82,7 +114,12 @@ enum class ins : uint8_t { done, exists, full };
 
 // The mutants of both entries' lists (entry.hpp), in their order; only
 // FPTree's list goes on to scan_order_unchecked (LB+-Tree keeps no hint).
-enum class hybrid_mutant : unsigned { none, kv_block_unflushed, scan_order_unchecked };
+enum class hybrid_mutant : unsigned {
+  none,
+  kv_block_unflushed,
+  leaf_unlink_unpersisted,
+  scan_order_unchecked,
+};
 
 // clang-format off
 // The pool root: one 64-byte block, written once at creation.
@@ -171,13 +208,24 @@ class hybrid_core {
     return ok;
   }
 
-  // `old` gets the removed slot's value word.
+  // `old` gets the removed slot's value word. A remove that empties a leaf
+  // (not the head) unlinks it (EMPTY LEAVES). The caller is pinned.
   bool remove(probe_arg key, uint64_t& old) {
     uint64_t off = lock_leaf(key);
     leaf* l = at(off);
     bool ok = ops_.remove(l, key, old);
+    const bool emptied = ok && !ops_.live(l) && off != anchor_->head;
     ops_.lock(off, l).unlock();
+    if (emptied) [[unlikely]] drop_leaf(off);
     return ok;
+  }
+
+  // Called unpinned after an allocation failed: two epoch advances, so that
+  // the blocks retired before (emptied leaves, record blocks) reach the
+  // allocator if no other thread is pinned.
+  void reclaim() {
+    p_.collect();
+    p_.collect();
   }
 
   // Runs f(leaf*) on the leaf whose fences hold key, as an optimistic read
@@ -539,7 +587,8 @@ class hybrid_core {
                {"inner_height", double(inner_.height())},
                {"inner_dram_bytes", double(inner_.dram_bytes())},
                {"rebuild_seconds", rebuild_seconds_},
-               {"rebuild_leaves", double(rebuild_leaves_)}};
+               {"rebuild_leaves", double(rebuild_leaves_)},
+               {"leaves_unlinked", double(dropped_.load(std::memory_order_relaxed))}};
     return s;
   }
 
@@ -578,6 +627,75 @@ class hybrid_core {
       sync::optimistic_lock::backoff(0);
     }
   }
+
+  // Locks the leaf whose range holds the keys just below `low` (a leaf's low
+  // key): low(P) < low <= low(next(P)), or P has no successor. A forwarded
+  // leaf never qualifies (its link names a leaf left of it).
+  uint64_t lock_before(const key& low) {
+    const auto probe = K::probe_of(low);
+    for (;;) {
+      for (uint64_t off = inner_.find_before(probe); off;) {
+        leaf* l = at(off);
+        auto& lk = ops_.lock(off, l);
+        lk.lock();
+        if (!K::less(ops_.low(l), low)) {  // a stale route, right of the keys: restart
+          lk.unlock();
+          break;
+        }
+        uint64_t n = ops_.next(l);
+        if (n && K::less(ops_.low(at(n)), low)) {
+          lk.unlock();
+          off = n;
+          continue;
+        }
+        return off;
+      }
+      sync::optimistic_lock::backoff(0);
+    }
+  }
+
+  // EMPTY LEAVES: unlinks the leaf at off if it is still in the chain and
+  // empty. The caller is pinned (off stays a leaf, or a retired one, until
+  // it unpins) and holds no lock.
+  void drop_leaf(uint64_t off) {
+    leaf* l = at(off);
+    const key low = ops_.low(l);  // immutable (bytes: its block is retired only with the leaf)
+    for (unsigned attempt = 0; attempt < k_drop_attempts; ++attempt) {
+      const uint64_t poff = lock_before(low);
+      leaf* pl = at(poff);
+      auto& pk = ops_.lock(poff, pl);
+      if (ops_.next(pl) != off) {  // unlinked by another remover
+        pk.unlock();
+        return;
+      }
+      auto& lk = ops_.lock(off, l);
+      const bool shared = &lk == &pk;  // one lock stripe (LB+-Tree)
+      if (!shared && !lk.try_lock()) {
+        pk.unlock();
+        sync::optimistic_lock::backoff(attempt);
+        continue;
+      }
+      const bool empty = !ops_.live(l);
+      uint64_t fence = 0;
+      if (empty) {
+        if constexpr (K::k_blocks) fence = ops_.low_word(l);
+        ops_.relink(pl, ops_.next(l));
+        if (!mut_.on(hybrid_mutant::leaf_unlink_unpersisted))
+          p_.persist(ops_.link_word(pl), 8);  // the commit
+        ops_.relink(l, poff);  // forward, after the commit: l is unreachable in every crash image now
+        inner_.erase(low);
+      }
+      if (!shared) lk.unlock();
+      pk.unlock();
+      if (empty) {
+        if (fence) p_.retire(fence);
+        p_.retire(off);
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+      }
+      return;
+    }
+  }
+  static constexpr unsigned k_drop_attempts = 256;
 
   // Bytes: each valid slot names an allocated record block whose key starts
   // with the slot's prefix word (fences and fingerprints: ops_.check()).
@@ -633,6 +751,7 @@ class hybrid_core {
   common::mutant_switch<hybrid_mutant> mut_;
   double rebuild_seconds_ = 0;
   uint64_t rebuild_leaves_ = 0;
+  std::atomic<uint64_t> dropped_{0};  // leaves unlinked by removes since the open
 };
 
 // What both layouts' index classes share: the core, and check(), trace(),

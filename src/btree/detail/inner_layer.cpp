@@ -113,6 +113,32 @@ uint32_t inner_layer<K>::position(const node* n, uint32_t count, probe_arg key) 
 }
 
 template <class K>
+uint32_t inner_layer<K>::position_before(const node* n, uint32_t count, probe_arg key) const noexcept {
+  if (count > cap_) count = cap_;
+  const uint64_t* k = keys(n);
+  uint32_t lo = 0, hi = count;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (K::lt(ld(&k[mid]), K::k_refs ? ld(&refs(n)[mid]) : 0, key))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+template <class K>
+uint64_t inner_layer<K>::find_before(probe_arg key) const noexcept {
+  const node* n = ld(&root_);
+  if (!n) return 0;
+  for (;;) {
+    uint64_t c = ld(&kids(n)[position_before(n, ld(&n->count), key)]);
+    if (!c || n->level == 1) return c;
+    n = reinterpret_cast<const node*>(c);
+  }
+}
+
+template <class K>
 uint64_t inner_layer<K>::find(probe_arg key) const noexcept {
   const node* n = ld(&root_);
   if (!n) return 0;

@@ -53,6 +53,9 @@ class inner_layer {
   // Lock-free: the leaf whose range holds `key` (a hint, see above), or 0 if
   // the reader met a slot a concurrent writer has not filled yet (retry).
   uint64_t find(probe_arg key) const noexcept;
+  // The same for the keys just below `key`: the leaf whose range holds the
+  // greatest keys < key (a leaf's left neighbour, asked with its low key).
+  uint64_t find_before(probe_arg key) const noexcept;
 
   // Adds the leaf `off` whose low fence key is `low` (the new right sibling
   // made by a leaf split). Thread-safe (takes the writer mutex). On
@@ -141,6 +144,8 @@ class inner_layer {
   void clear();
   // Index of the child whose range holds key: the number of keys <= key.
   uint32_t position(const node* n, uint32_t count, probe_arg key) const noexcept;
+  // The same, the number of keys < key.
+  uint32_t position_before(const node* n, uint32_t count, probe_arg key) const noexcept;
   void insert_at(std::vector<node*>& path, size_t depth, const key& k, uint64_t child);
   std::string check_node(const node* n, const key& lo, bool has_hi, const key& hi) const;
 

@@ -63,6 +63,7 @@ struct u64_keys {
   static uint64_t ref(key) noexcept { return 0; }
   static key from_words(uint64_t w, uint64_t) noexcept { return w; }
   static bool le(uint64_t w, uint64_t, probe k) noexcept { return w <= k; }  // separator <= k
+  static bool lt(uint64_t w, uint64_t, probe k) noexcept { return w < k; }   // separator < k
 };
 
 // The first 8 bytes of a key, big-endian, zero-padded (common/key_order.hpp).
@@ -156,6 +157,10 @@ struct byte_keys {
   static bool le(uint64_t w, uint64_t r, const probe& k) noexcept {
     if (w != k.pfx) return w < k.pfx;
     return from_words(w, r).view() <= k.s;
+  }
+  static bool lt(uint64_t w, uint64_t r, const probe& k) noexcept {
+    if (w != k.pfx) return w < k.pfx;
+    return from_words(w, r).view() < k.s;
   }
 
   // Damaged pools (recovery, check()): a record's or fence's block.

@@ -38,15 +38,20 @@
 // validate, writers lock; writers persist before unlocking) and a lock-free
 // inner layer validated by the leaves' fence keys (see hybrid_tree.hpp).
 // Leaf splits are logless: new leaf persisted, then link + bitmap in one line;
-// the one torn state (link without bitmap) is repaired at recovery. An
-// allocated but unlinked leaf is reclaimed by the pool's tracing recovery;
-// trace() reports the anchor block and the leaf chain. Scans are not
+// the one torn state (link without bitmap) is repaired at recovery. A
+// remove that empties a leaf (not the head) unlinks it: one 8-byte store of
+// the left neighbour's link, persisted, then the leaf is retired through
+// the epochs (the paper's delete micro-log is replaced by tracing; see
+// hybrid_core.hpp, "Empty leaves"). An allocated but unlinked leaf is
+// reclaimed by the pool's tracing recovery; trace() reports the anchor
+// block and the leaf chain. Scans are not
 // snapshots: per-leaf consistent, keys strictly increasing, every record
 // present for the whole scan is returned.
 //
 // Cost (persist mode): insert 2 fences, 3 lines flushed (entry, fingerprint,
 // bitmap); update and remove 1 line, 1 fence; a split (1 insert in ~C/2)
-// adds the new leaf's used lines + 1 line, 2 fences. keys=bytes, with B the
+// adds the new leaf's used lines + 1 line, 2 fences; a remove that empties
+// a leaf adds 1 line, 1 fence (the unlink). keys=bytes, with B the
 // lines of the record block (ceil((8 + key + value) / 64), +1 if it
 // straddles a line): insert B + 3 lines, 2 fences (the entry's fence orders
 // the block too); update B + 1 lines, 2 fences (the block is fenced before
@@ -54,8 +59,8 @@
 // lines (FptreeBytes.FlushesPerOperation). Scans flush nothing; one that
 // sorts a leaf stores its hint (8 words, left dirty in the cache).
 //
-// Caveats: removes never free leaves (an emptied leaf stays and serves later
-// inserts of its range); u64 updates are in place (8-byte values make that
+// Caveats: leaves are unlinked only when empty (no merge of two half-empty
+// leaves); every operation pins the pool's epoch; u64 updates are in place (8-byte values make that
 // failure-atomic). keys=bytes sorts a leaf whose hint is stale by reading
 // its keys' blocks (a scan reads every returned record's block anyway; a
 // split sorts C keys). Parameters ("leaf=64,inner=128"): slots per leaf

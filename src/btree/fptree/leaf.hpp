@@ -21,7 +21,8 @@ using btree::detail::ins;
 struct leaf {
   uint64_t bitmap;          //  0  bit i: slot i valid. The commit word of insert and remove
   uint64_t next;            //  8  right sibling (pool offset, 0: none); stored just before
-                            //     the bitmap by a split (same line: see split())
+                            //     the bitmap by a split (same line: see split()); alone,
+                            //     the commit of unlinking an empty successor
   uint64_t low;             // 16  lower fence: the key (u64), or its key block's offset (bytes;
                             //     0: the empty key). Written before the leaf is linked, then immutable
   sync::optimistic_lock lock;  // 24  writers' lock / readers' version; volatile, reset at every open
@@ -68,6 +69,9 @@ class leaf_ops {
   uint64_t live(const leaf* l) const noexcept { return btree::detail::load_acq(&l->bitmap) & all_slots(); }
   const entry* slot(const leaf* l, uint32_t i) const noexcept { return ent(l, i); }
   sync::optimistic_lock& lock(uint64_t, leaf* l) const noexcept { return l->lock; }
+  // The link word (unlinking an empty leaf, hybrid_core.hpp "Empty leaves").
+  void relink(leaf* l, uint64_t n) const noexcept { btree::detail::store_rel(&l->next, n); }
+  const void* link_word(const leaf* l) const noexcept { return &l->next; }
 
   bool find(const leaf* l, probe_arg key, uint64_t& value) const noexcept {
     int i = slot_of(l, btree::detail::load_acq(&l->bitmap), key);

@@ -29,13 +29,17 @@
 // hybrid_tree.hpp). Splits are logless: two sibling slots, the new leaf is
 // written to the spare one, and one 8-byte store of the leaf's meta word
 // (bitmap + alternate bit) drops the moved entries and switches the live
-// sibling. An allocated but unlinked leaf is reclaimed by the pool's tracing
-// recovery. Scans are not snapshots: per-leaf consistent, keys strictly
+// sibling. A remove that empties a leaf (not the head) unlinks it: one
+// 8-byte store of the left neighbour's two links (the live one changed),
+// persisted, then the leaf is retired through the epochs (hybrid_core.hpp,
+// "Empty leaves"). An allocated but unlinked leaf is reclaimed by the
+// pool's tracing recovery. Scans are not snapshots: per-leaf consistent, keys strictly
 // increasing, every record present for the whole scan is returned.
 //
 // Cost (persist mode): insert 1 line + 1 fence when line 0 has a free slot,
 // else 2 lines + 2 fences (entry moving); update, remove 1 line + 1 fence; a
-// split adds 4 + 1 + 1 lines and 3 fences. keys=bytes, with B the lines of
+// split adds 4 + 1 + 1 lines and 3 fences; a remove that empties a leaf
+// adds 1 line, 1 fence (the unlink). keys=bytes, with B the lines of
 // the record block (ceil((8 + key + value) / 64), +1 if it straddles a
 // line): insert B + 1 lines + 2 fences when line 0 has a free slot (the
 // block lies outside line 0, so it is fenced before the line-0 stores), else
@@ -45,7 +49,8 @@
 //
 // Caveats: relies, like the paper, on stores to one cache line reaching
 // memory in program order (the crash model's "prefix of its stores").
-// Removes never free leaves. Each leaf spends 8 bytes on a low fence key, so
+// Leaves are unlinked only when empty (no merge of two half-empty leaves);
+// every operation pins the pool's epoch. Each leaf spends 8 bytes on a low fence key, so
 // sibling links are 32-bit (offset / 64): pools up to 256 GiB. Parameter
 // ("inner=15"): separator keys per DRAM inner node.
 #pragma once

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -32,7 +33,9 @@ struct leaf {
   uint64_t low;        // 240  lower fence: the key (u64), or its key block's offset (bytes; 0: the
                        //      empty key). Written before the leaf is linked, then immutable
   uint32_t next[2];    // 248  right sibling offset / 64 (0: none); next[alt] is live,
-                       //      next[!alt] is the spare a split writes before flipping alt
+                       //      next[!alt] is the spare a split writes before flipping alt.
+                       //      Unlinking an empty successor: one 8-byte store of both
+                       //      (the live one changed), the commit
 };
 // clang-format on
 static_assert(sizeof(leaf) == 256);
@@ -70,6 +73,19 @@ class leaf_ops {
   sync::optimistic_lock& lock(uint64_t off, leaf*) const noexcept {
     return locks_[((off >> 6) * 0x9E3779B97F4A7C15ull) >> (64 - k_stripe_bits)];
   }
+
+  // The live link as one 8-byte store of the word holding both links
+  // (unlinking an empty leaf, hybrid_core.hpp "Empty leaves"): failure-
+  // atomic, and the spare is left as it was.
+  void relink(leaf* l, uint64_t n) const noexcept {
+    const uint32_t alt = (l->meta >> 14) & 1;
+    uint32_t w[2] = {l->next[0], l->next[1]};
+    w[alt] = static_cast<uint32_t>(n / 64);
+    uint64_t x;
+    std::memcpy(&x, w, 8);
+    btree::detail::store_rel(reinterpret_cast<uint64_t*>(l->next), x);
+  }
+  const void* link_word(const leaf* l) const noexcept { return l->next; }
 
   bool find(const leaf* l, probe_arg key, uint64_t& value) const noexcept {
     int i = slot_of(l, btree::detail::load_acq(&l->meta), key);
