@@ -27,7 +27,7 @@ pmindex_need_pip() {
 # Build dependencies of the whole project (one list, used by both commands).
 # zlib1g-dev: .gz key files (`--dataset file:X.gz`); wamerican-insane: `--dataset words`;
 # libevent-dev + pkg-config: `pmindex serve` (docs/server.md).
-PMINDEX_PACKAGES=(cmake ninja-build g++ libgtest-dev libabsl-dev git zlib1g-dev wamerican-insane libevent-dev pkg-config)
+PMINDEX_PACKAGES=(cmake ninja-build g++ libgtest-dev libabsl-dev libtbb-dev git zlib1g-dev wamerican-insane libevent-dev pkg-config)
 # What the server tests drive it with (scripts/test): real memcached clients
 # and the twemproxy sharding proxy (Debian), pytest and pymemcache (pip).
 PMINDEX_TEST_PACKAGES=(libmemcached-tools nutcracker python3 python3-pip)
