@@ -177,7 +177,8 @@ class tbb_map {
       prev = &k;
       if constexpr (!k_u64) {
         std::shared_lock lk(e.lock);
-        if (!e.present && e.value.capacity() > 15) return check_result::fail("a removed entry keeps its value");
+        if (!e.present && e.value.capacity() > 15)
+          return check_result::fail("a removed entry keeps its value");
       }
     }
     return {};
@@ -187,8 +188,10 @@ class tbb_map {
     index_stats s;
     const int64_t live = std::max<int64_t>(0, live_.load());
     s.records = static_cast<uint64_t>(live);
-    s.dram_bytes = static_cast<uint64_t>(std::max<int64_t>(0, node_bytes_.load() + heap_bytes_.load())) + sizeof(*this);
-    s.extra.emplace_back("tombstones", static_cast<double>(std::max<int64_t>(0, int64_t(map_.size()) - live)));
+    const int64_t bytes = node_bytes_.load() + heap_bytes_.load();
+    s.dram_bytes = static_cast<uint64_t>(std::max<int64_t>(0, bytes)) + sizeof(*this);
+    const int64_t tombstones = std::max<int64_t>(0, static_cast<int64_t>(map_.size()) - live);
+    s.extra.emplace_back("tombstones", static_cast<double>(tombstones));
     return s;
   }
 
@@ -197,13 +200,15 @@ class tbb_map {
   // {the node another thread linked first, false}.
   std::pair<typename map_t::iterator, bool> link(in_t key, in_t value) {
     if constexpr (k_u64) {
-      auto r = map_.emplace(std::piecewise_construct, std::forward_as_tuple(key), std::forward_as_tuple(value));
+      auto r =
+          map_.emplace(std::piecewise_construct, std::forward_as_tuple(key), std::forward_as_tuple(value));
       if (r.second) live_.fetch_add(1);
       return {r.first, r.second};
     } else {
       std::string v(value);  // its heap block, counted once the node is linked
       const int64_t v_heap = string_heap_bytes(v.capacity());
-      auto r = map_.emplace(std::piecewise_construct, std::forward_as_tuple(key), std::forward_as_tuple(std::move(v)));
+      auto r = map_.emplace(std::piecewise_construct, std::forward_as_tuple(key),
+                            std::forward_as_tuple(std::move(v)));
       if (r.second) {
         live_.fetch_add(1);
         heap_bytes_.fetch_add(v_heap + string_heap_bytes(r.first->first.capacity()));  // the key is const
@@ -267,8 +272,8 @@ class tbb_u64_index final : public u64_index {
 class tbb_bytes_index final : public bytes_index {
  public:
   explicit tbb_bytes_index(pm::pool& p) : bytes_index(p) {}
-  using bytes_index::insert, bytes_index::update, bytes_index::upsert, bytes_index::remove, bytes_index::lookup,
-      bytes_index::scan, bytes_index::range;
+  using bytes_index::insert, bytes_index::update, bytes_index::upsert, bytes_index::remove,
+      bytes_index::lookup, bytes_index::scan, bytes_index::range;
   bool insert(std::string_view k, std::string_view v) override { return write(0, k, v); }
   bool update(std::string_view k, std::string_view v) override { return write(1, k, v); }
   bool upsert(std::string_view k, std::string_view v) override { return write(2, k, v); }

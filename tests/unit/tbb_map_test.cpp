@@ -63,7 +63,9 @@ struct kind {
     std::memcpy(&t, v.data(), 8);
     return t;
   }
-  uint64_t id_of(std::string_view k) const { return std::strtoull(std::string(k.substr(4)).c_str(), nullptr, 16); }
+  uint64_t id_of(std::string_view k) const {
+    return std::strtoull(std::string(k.substr(4)).c_str(), nullptr, 16);
+  }
 
   bool insert(index& x, uint64_t id, uint64_t tag) const {
     return bytes ? x.insert(key(id), value(tag)) : x.insert(id, tag);
@@ -93,8 +95,10 @@ struct kind {
     }
     record_buffer rb;
     x.scan(key(from), n, rb);
-    for (size_t i = 0; i < rb.size(); ++i)
-      out.emplace_back(id_of(rb.key(i)), rb.value(i) == value(tag_of(rb.value(i))) ? tag_of(rb.value(i)) : UINT64_MAX);
+    for (size_t i = 0; i < rb.size(); ++i) {
+      const uint64_t t = tag_of(rb.value(i));
+      out.emplace_back(id_of(rb.key(i)), rb.value(i) == value(t) ? t : UINT64_MAX);  // torn: UINT64_MAX
+    }
     return out;
   }
 };
@@ -123,7 +127,9 @@ TEST_P(TbbMap, TombstonesAreSkippedCountedAndRevived) {
   const kind k{GetParam()};
   auto idx = open_tbb(k.bytes);
   constexpr uint64_t n = 1000;
-  auto big = [&](uint64_t id) { return k.bytes ? idx->insert(k.key(id), std::string(1000, 'b')) : k.insert(*idx, id, id); };
+  auto big = [&](uint64_t id) {
+    return k.bytes ? idx->insert(k.key(id), std::string(1000, 'b')) : k.insert(*idx, id, id);
+  };
   for (uint64_t id = 0; id < n; ++id) ASSERT_TRUE(big(id));
   const uint64_t full = idx->stats().dram_bytes;
   EXPECT_EQ(extra(*idx, "tombstones"), 0);
@@ -206,7 +212,8 @@ TEST_P(TbbMap, ConcurrentWritersAndScannerMatchTheirResults) {
         }
         const bool want = op == 1 || op == 3 ? had : !had;  // upsert: true if it inserted
         if (r != want)
-          fail(w, "op " + std::to_string(op) + " on own key " + std::to_string(id) + " returned " + std::to_string(r));
+          fail(w, "op " + std::to_string(op) + " on own key " + std::to_string(id) + " returned " +
+                      std::to_string(r));
         if (op == 3) o.erase(id);
         else if (r || op == 2) o[id] = t;
       }
