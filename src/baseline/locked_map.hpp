@@ -12,29 +12,10 @@
 #include <string>
 #include <type_traits>
 
+#include "baseline/dram_bytes.hpp"
 #include "pmindex/index.hpp"
 
 namespace pmindex::baseline::detail {
-
-// Counts the bytes a container's nodes take, for stats().dram_bytes.
-template <class T>
-struct counting_allocator {
-  using value_type = T;
-  std::atomic<int64_t>* bytes;
-  explicit counting_allocator(std::atomic<int64_t>* b) noexcept : bytes(b) {}
-  template <class U>
-  counting_allocator(const counting_allocator<U>& o) noexcept : bytes(o.bytes) {}
-  T* allocate(size_t n) {
-    bytes->fetch_add(static_cast<int64_t>(n * sizeof(T)), std::memory_order_relaxed);
-    return std::allocator<T>().allocate(n);
-  }
-  void deallocate(T* p, size_t n) noexcept {
-    bytes->fetch_sub(static_cast<int64_t>(n * sizeof(T)), std::memory_order_relaxed);
-    std::allocator<T>().deallocate(p, n);
-  }
-  template <class U>
-  bool operator==(const counting_allocator<U>& o) const noexcept { return bytes == o.bytes; }
-};
 
 // The locked map, K = uint64_t or std::string; MapOf<K, V, Compare, Alloc>
 // is std::map or absl::btree_map. `emit(k, v)` receives scanned records.
@@ -119,7 +100,7 @@ class locked_map {
   // Heap bytes of strings too long for the small-string buffer.
   void add_heap(in_t key, in_t value, int64_t sign) {
     if constexpr (!k_u64) {
-      int64_t b = (key.size() > 15 ? int64_t(key.size()) + 1 : 0) + (value.size() > 15 ? int64_t(value.size()) + 1 : 0);
+      const int64_t b = string_heap_bytes(key.size()) + string_heap_bytes(value.size());
       heap_.fetch_add(sign * b, std::memory_order_relaxed);
     }
   }
