@@ -86,7 +86,7 @@ foreach(_i RANGE ${_last})
   set(_ct ${PMINDEX_BIN} crashtest --index ${_name} ${_ca})
 
   # Crash checker: sized so one index's default runs take about a minute on
-  # 2 busy cores in the ASan build (docs/results/crash_checker.md).
+  # 2 busy cores in the ASan build.
   _pm_test(crash_${_name}_random crash 300 ${_ct} --images ${_images} --ops 2500 --seed 1)
   _pm_test(crash_${_name}_exhaustive crash 300 ${_ct} --exhaustive --ops 50 --keys 16 --seed 2)
   if(_concurrent)

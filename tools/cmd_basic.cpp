@@ -30,7 +30,7 @@ int cmd_info(args& a) {
   std::time_t ct = static_cast<std::time_t>(h.create_time);
   char when[64];
   // A damaged header may hold a time gmtime cannot represent (it returns
-  // null, and strftime of null crashed `info`: damagetest, session 52).
+  // null, and strftime of null crashed `info`, found by damagetest).
   std::tm tm_buf;
   if (const std::tm* tm = gmtime_r(&ct, &tm_buf)) std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", tm);
   else std::snprintf(when, sizeof when, "(not a time: %llu)", static_cast<unsigned long long>(h.create_time));

@@ -245,7 +245,7 @@ class stress_run {
             // Half the scans start just past another worker's hot key:
             // while that key comes and goes, a reader that takes the node
             // before `from` and then re-reads its link returns the key
-            // (below `from`, out of order; issue 17's canary bug).
+            // (below `from`, out of order: the canary's old scan bug).
             K from = rng() % 2 ? after(key(static_cast<uint32_t>(rng() % workers_), hot(rng)))
                                : space_.scan_start(rng, workers_);
             size_t want = 1 + rng() % 128;

@@ -256,7 +256,7 @@ size_t checker::run_images(uint64_t k, const std::vector<uint64_t>& vs, size_t f
   // A child that hung may be stuck on a lock another thread held at fork()
   // (ASan's allocator has no fork handler), not in recovery: surely when
   // the image was forked while another thread still ran, and, rarely, even
-  // when every other thread looked parked or blocked (CI, session 36: DPTree
+  // when every other thread looked parked or blocked (in CI, DPTree
   // children hung on an allocator region lock though the freeze had waited
   // for the merge thread; the freeze reads /proc, which cannot show every
   // way a thread can leave an allocator lock held or half-handed-over). So

@@ -283,7 +283,7 @@ void shadow_observer::freeze_and_crash(std::unique_lock<std::mutex>& lk, uint64_
   // After the history (every worker done) the others are background
   // threads, which block or reach an event: the long wait, as in a
   // single-threaded history (a PACTree SMO thread forked beside in
-  // malloc hung a child twice, crash_pactree_threads4, session 33).
+  // malloc hung a child twice in crash_pactree_threads4).
   size_t done = 0;
   for (auto& w : workers_) done += w->done;
   const bool history_over = done >= threads_;

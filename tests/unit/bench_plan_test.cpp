@@ -21,7 +21,7 @@ TEST(BenchPlan, DefaultPoolHoldsEveryRecordAtItsIndexRate) {
   EXPECT_GE(default_size("fptree", n), n * rate);
   EXPECT_LT(default_size("fptree", n), n * rate + (uint64_t{128} << 20));
   // ROART's near-empty leaf arrays take ~530 B a record at 10M random keys
-  // (docs/results/pactree10m.md, issue20/session40): more than the default.
+  // (measured): more than the default.
   EXPECT_GE(default_size("roart", n), n * 768);
 }
 

@@ -1,5 +1,5 @@
 // PACTree (src/btree/pactree): a regression test named after each bug of the
-// original (cosmoss-jigu/pactree) listed in issue 14, and the structural
+// original (cosmoss-jigu/pactree) that the port avoids, and the structural
 // cases the generic suites do not reach: small nodes against a std::map
 // oracle so splits, merges and the background SMO thread all run, lock words
 // left held in the pool, per-thread log blocks. Sizes grow with
@@ -377,7 +377,7 @@ TEST_F(Pactree, RandomAgainstOracleWithSplitsAndMerges) {
   }
 }
 
-// Issue 14: the search layer is a persistent radix tree, as the original's
+// The search layer is a persistent radix tree, as the original's
 // ART. A pool of the layout before it (the layer in DRAM, rebuilt at every
 // open) gets errc::bad_version (exit code 5) and a line that says what to
 // do; a clean reopen redoes nothing and finds the layer as it was.

@@ -300,7 +300,7 @@ class hybrid_core {
 
   // SCAN ORDER HINT (Ops::k_order_hint: FPTree). Leaves are unsorted, so a
   // scan must order every leaf it reads; ranking 64 slots was half of an
-  // FPTree scan100 (docs/results/scan.md, "Session 41"). A leaf with a hint
+  // FPTree scan100. A leaf with a hint
   // keeps, after its entries, the slot numbers in key order as the last scan
   // that sorted it found them. Nothing else maintains it: writers never touch
   // it (no cost on inserts), it is never flushed, recovery ignores it, a
@@ -415,7 +415,7 @@ class hybrid_core {
     // before it). Hints stopping at the end of the first leaf's bottom node
     // (LB+-Tree: ~14 leaves under one, ~10 read by a scan100) left half the
     // leaves to the chain: crossing into the next ones made its scan100
-    // 1.24x (docs/results/scan.md, "Session 42"). The scan keeps up to
+    // 1.24x faster. The scan keeps up to
     // k_hints_ahead leaves asked for beyond the one it reads, while they
     // likely hold records it will take (leaves are at least half full after
     // a split; then the mean fill of the leaves read so far). Asking for more

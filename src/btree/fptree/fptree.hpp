@@ -28,7 +28,7 @@
 // flushed, trusted only after a check against the leaf's live slots and
 // keys (detail/hybrid_core.hpp). A scan of leaves no writer changed since
 // reads them in order instead of ranking up to 64 keys per leaf (the
-// ranking was half of a scan100: docs/results/scan.md, "Session 41").
+// ranking was half of a scan100).
 // LAYOUT CHANGE: a pool of the leaf layout before the hint (root magic
 // k_magic_v1, leaves 64 bytes shorter) is refused with errc::bad_version
 // (exit code 5), one line.
