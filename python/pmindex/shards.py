@@ -47,6 +47,14 @@ def _as_bytes(key):
     return key.encode() if isinstance(key, str) else bytes(key)
 
 
+def _key(key):
+    """A key of a point operation: the server takes any bytes but a leading NUL."""
+    key = _as_bytes(key)
+    if not key or key[0] == 0:
+        raise ValueError(f"key {key!r} is empty or starts with NUL (the server takes neither)")
+    return key
+
+
 def _b64(key):
     return base64.b64encode(key)
 
@@ -172,7 +180,7 @@ class ShardedClient:
 
     def get(self, key):
         """The value of `key`, or None."""
-        key = _as_bytes(key)
+        key = _key(key)
 
         def read(conn):
             line = conn.line()
@@ -187,7 +195,7 @@ class ShardedClient:
 
     def set(self, key, value, flags=0, ttl=0):
         """Stores `value` under `key` (durable when this returns)."""
-        key, value = _as_bytes(key), _as_bytes(value)
+        key, value = _key(key), _as_bytes(value)
 
         def read(conn):
             line = conn.line()
@@ -199,7 +207,7 @@ class ShardedClient:
 
     def delete(self, key):
         """Removes `key`; True if it was there."""
-        key = _as_bytes(key)
+        key = _key(key)
 
         def read(conn):
             line = conn.line()
