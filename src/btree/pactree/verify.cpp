@@ -145,6 +145,11 @@ index_stats tree<K>::stats() {
   } catch (const error&) {
   }
   for (auto& b : blocks) layer_bytes += b.second;
+  size_t spares = 0;
+  {
+    std::lock_guard lk(spare_mu_);
+    spares = spares_.size();
+  }
   s.extra = {{"nodes", double(nodes)},
              {"node_fill", nodes ? double(s.records) / double(nodes * cap_) : 0.0},
              {"splits", double(splits_.load())},
@@ -156,7 +161,10 @@ index_stats tree<K>::stats() {
              {"layer_spares_used", double(layer_spares_.load())},
              {"smo_redone", double(redone_)},
              {"safe_scan_retries", double(scan_retries_.load())},
-             {"safe_scan_locked", double(scan_locked_.load())}};
+             {"safe_scan_locked", double(scan_locked_.load())},
+             // Allocated, reachable from nothing durable (the split spares'
+             // stash): a crash leaves them to tracing, a clean close frees them.
+             {"unlinked_blocks", double(spares)}};
   return s;
 }
 
