@@ -387,8 +387,9 @@ TEST_P(PersistentBytesConformance, DirtyReopenRecoversAndLeaksNothing) {
     auto idx = open(opts());
     random_ops(*idx, ref, scaled(3000));
     idx->pool().quiesce();  // retired blocks back to the allocator
+    const auto st = idx->stats();  // first: it waits for background work
     used_blocks = idx->pool().usage().used_blocks;
-    for (auto& [k, v] : idx->stats().extra)
+    for (auto& [k, v] : st.extra)
       if (k == "version_links" || k == "unlinked_blocks") used_blocks -= static_cast<uint64_t>(v);
     idx->abandon();  // what a crash after the last operation leaves
   }
@@ -451,8 +452,9 @@ TEST_P(PersistentBytesConformance, FullPoolFailsCleanly) {
       ref.erase(ref.begin());
     }
     idx->pool().quiesce();
+    const auto st = idx->stats();  // first: it waits for background work
     used_blocks = idx->pool().usage().used_blocks;
-    for (auto& [k, v] : idx->stats().extra)
+    for (auto& [k, v] : st.extra)
       if (k == "version_links" || k == "unlinked_blocks") used_blocks -= static_cast<uint64_t>(v);
     idx->abandon();
   }

@@ -247,10 +247,13 @@ TEST_P(PersistentConformance, DirtyReopenRecoversAndLeaksNothing) {
     auto idx = open(opts());
     random_ops(*idx, ref, scaled(10000), true);
     idx->pool().quiesce();  // retired blocks back to the allocator
+    // stats() first: it waits for background work (PACTree's SMO thread)
+    // that moves blocks between traced and unlinked. Version links
+    // (PermART) stand for null slots: recovery drops them; unlinked blocks
+    // (PACTree's split spares) are reclaimed by tracing.
+    const auto st = idx->stats();
     used_blocks = idx->pool().usage().used_blocks;
-    // Version links (PermART) stand for null slots: recovery drops them;
-    // unlinked blocks (PACTree's split spares) are reclaimed by tracing.
-    for (auto& [k, v] : idx->stats().extra)
+    for (auto& [k, v] : st.extra)
       if (k == "version_links" || k == "unlinked_blocks") used_blocks -= static_cast<uint64_t>(v);
     idx->abandon();  // what a crash after the last operation leaves
   }

@@ -147,6 +147,9 @@ index_stats tree<K>::stats() {
   for (auto& b : blocks) layer_bytes += b.second;
   size_t spares = 0;
   {
+    // Settled first: a queued split's spare is traced through its log entry
+    // until the SMO thread applies it, and stashed (untraced) after.
+    drain_smo();
     std::lock_guard lk(spare_mu_);
     spares = spares_.size();
   }
