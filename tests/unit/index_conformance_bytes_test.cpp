@@ -386,8 +386,8 @@ TEST_P(PersistentBytesConformance, DirtyReopenRecoversAndLeaksNothing) {
   {
     auto idx = open(opts());
     random_ops(*idx, ref, scaled(3000));
-    idx->pool().quiesce();  // retired blocks back to the allocator
     const auto st = idx->stats();  // first: it waits for background work
+    idx->pool().quiesce();         // retired blocks back to the allocator
     used_blocks = idx->pool().usage().used_blocks;
     for (auto& [k, v] : st.extra)
       if (k == "version_links" || k == "unlinked_blocks") used_blocks -= static_cast<uint64_t>(v);
@@ -451,8 +451,8 @@ TEST_P(PersistentBytesConformance, FullPoolFailsCleanly) {
       ASSERT_TRUE(idx->remove(ref.begin()->first));
       ref.erase(ref.begin());
     }
-    idx->pool().quiesce();
     const auto st = idx->stats();  // first: it waits for background work
+    idx->pool().quiesce();
     used_blocks = idx->pool().usage().used_blocks;
     for (auto& [k, v] : st.extra)
       if (k == "version_links" || k == "unlinked_blocks") used_blocks -= static_cast<uint64_t>(v);

@@ -246,12 +246,13 @@ TEST_P(PersistentConformance, DirtyReopenRecoversAndLeaksNothing) {
   {
     auto idx = open(opts());
     random_ops(*idx, ref, scaled(10000), true);
-    idx->pool().quiesce();  // retired blocks back to the allocator
-    // stats() first: it waits for background work (PACTree's SMO thread)
-    // that moves blocks between traced and unlinked. Version links
-    // (PermART) stand for null slots: recovery drops them; unlinked blocks
-    // (PACTree's split spares) are reclaimed by tracing.
+    // stats() first: it waits for background work (PACTree's SMO thread,
+    // whose merges retire nodes and whose splits move spares between traced
+    // and unlinked); then retired blocks go back to the allocator. Version
+    // links (PermART) stand for null slots: recovery drops them; unlinked
+    // blocks (PACTree's split spares) are reclaimed by tracing.
     const auto st = idx->stats();
+    idx->pool().quiesce();
     used_blocks = idx->pool().usage().used_blocks;
     for (auto& [k, v] : st.extra)
       if (k == "version_links" || k == "unlinked_blocks") used_blocks -= static_cast<uint64_t>(v);
