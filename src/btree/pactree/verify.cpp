@@ -148,8 +148,12 @@ index_stats tree<K>::stats() {
   size_t spares = 0;
   {
     // Settled first: a queued split's spare is traced through its log entry
-    // until the SMO thread applies it, and stashed (untraced) after.
-    drain_smo();
+    // until the SMO thread applies it, and stashed (untraced) after. Not
+    // while the thread is held (a test's hook): its queue waits for release.
+    std::unique_lock q(q_mu_);
+    idle_cv_.wait(q, [&] { return (!q_len_ && !applying_) || held_ || stop_ || !bg_.joinable(); });
+  }
+  {
     std::lock_guard lk(spare_mu_);
     spares = spares_.size();
   }
