@@ -93,10 +93,8 @@ int cmd_study(args& a) {
     }
     return 0;
   }
-  if (sub != "run")
-    throw error(errc::usage,
-                "usage: pmindex study list | pmindex study run NAME [--scale smoke|default|paper] [--out DIR] "
-                "[--only PART[,PART]] [--repetitions R] [--pool-dir DIR]");
+  // run's options are read before the subcommand is checked, so that
+  // `pmindex study --help` and `--describe-options` list them.
   study::run_settings rs;
   rs.scale = a.str("scale", "default");
   rs.out_dir = a.str("out", "");
@@ -104,6 +102,10 @@ int cmd_study(args& a) {
   rs.repetitions = a.u64("repetitions", 0, 0, 1000);
   rs.pool_dir = a.str("pool-dir", "/dev/shm");
   a.finish();
+  if (sub != "run")
+    throw error(errc::usage,
+                "usage: pmindex study list | pmindex study run NAME [--scale smoke|default|paper] [--out DIR] "
+                "[--only PART[,PART]] [--repetitions R] [--pool-dir DIR]");
   if (name.empty()) throw error(errc::usage, "pmindex study run needs a study NAME (pmindex study list)");
   if (std::find(study::k_scales.begin(), study::k_scales.end(), rs.scale) == study::k_scales.end())
     throw error(errc::usage, "unknown --scale '" + rs.scale + "' (smoke, default, paper)");

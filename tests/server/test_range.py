@@ -82,7 +82,7 @@ def random_items(rng, n, max_value=64):
 
 
 @pytest.mark.parametrize("index,args,max_value", [("fptree", [], 200), ("permart", [], 200),
-                                                  ("btree", ["-I", "256"], 64)])
+                                                  ("btree", ["-I", "208"], 64)])
 def test_range_binary_keys_values_in_order(server_factory, index, args, max_value):
     srv = server_factory(index=index, args=args).start()
     rng = random.Random(7)

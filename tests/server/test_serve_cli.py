@@ -54,16 +54,16 @@ def test_every_servable_index_serves_by_default(server_factory, index):
 
 
 def test_item_size_follows_the_index(server_factory, pool_path):
-    """btree stores values of up to 256 bytes: -I 256 is its largest (not
-    refused as under memcached's 1k minimum), -I 257 is over it."""
-    srv = server_factory(index="btree", args=["-I", "256"]).start()
+    """btree stores values of up to 208 bytes: -I 208 is its largest (not
+    refused as under memcached's 1k minimum), -I 209 is over it."""
+    srv = server_factory(index="btree", args=["-I", "208"]).start()
     s = srv.connect()
-    assert int(stats(s)["item_size_max"]) == 256
-    s.sendall(b"set k 0 0 48\r\n" + b"x" * 48 + b"\r\nset k 0 0 241\r\n" + b"x" * 241 + b"\r\n")
+    assert int(stats(s)["item_size_max"]) == 208
+    s.sendall(b"set k 0 0 48\r\n" + b"x" * 48 + b"\r\nset k 0 0 193\r\n" + b"x" * 193 + b"\r\n")
     assert recv_until(s, b"cache\r\n") == b"STORED\r\nSERVER_ERROR object too large for cache\r\n"
     assert srv.stop() == 0
     pool = pool_path()
-    r = subprocess.run([BIN, "serve", "--index", "btree", "--pool", pool, "-I", "257"],
+    r = subprocess.run([BIN, "serve", "--index", "btree", "--pool", pool, "-I", "209"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "over what btree stores" in r.stderr and not os.path.exists(pool), r.stderr
     r = subprocess.run([BIN, "serve", "--index", "fptree", "--pool", pool, "-I", "512"],
