@@ -252,7 +252,7 @@ TEST_P(PermArtBytes, ScansThatWalkAgain) {
 // another. Here such keys live together, in every insertion order, through
 // splits (a node's end slot holds the key equal to its prefix), removals
 // and scans that start on, before and after each of them.
-TEST_P(PermArtBytes, ProperPrefixKeysRoartIssue1) {
+TEST_P(PermArtBytes, ProperPrefixKeyChains) {
   std::vector<std::string> chain = {"", "a", std::string("a\0", 2), std::string("a\0\0", 3), "ab", "abc",
                                     "abcd", "abcde", "abcdef", "abcdefg", "abcdefgh", "abcdefghijklmnopq",
                                     "abcdefghijklmnopqr", "b", "\xff", "\xff\xff"};
