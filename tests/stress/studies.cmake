@@ -12,10 +12,3 @@ endforeach()
 
 add_test(NAME study_cli_errors COMMAND ${CMAKE_SOURCE_DIR}/tests/studies/study_errors.sh $<TARGET_FILE:pmindex>)
 set_tests_properties(study_cli_errors PROPERTIES TIMEOUT 120 LABELS study)
-
-add_executable(pmindex_study_tests ${CMAKE_SOURCE_DIR}/tests/studies/study_test.cpp
-                                   ${CMAKE_SOURCE_DIR}/tools/study_eval.cpp ${CMAKE_SOURCE_DIR}/tools/study_file.cpp)
-target_include_directories(pmindex_study_tests PRIVATE ${CMAKE_SOURCE_DIR}/tools)
-target_include_directories(pmindex_study_tests SYSTEM PRIVATE ${PMINDEX_TOML_INCLUDES})
-target_link_libraries(pmindex_study_tests PRIVATE pmindex_bench GTest::gtest GTest::gtest_main)
-gtest_discover_tests(pmindex_study_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 120 LABELS study)
