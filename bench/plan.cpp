@@ -1,5 +1,7 @@
 #include "plan.hpp"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 
 #include "pmindex/error.hpp"
@@ -82,6 +84,16 @@ uint64_t default_pool_size(const run_config& cfg, const std::vector<workload>& p
   uint64_t want = static_cast<uint64_t>(recs * per_record) + (uint64_t{64} << 20);
   want = std::max<uint64_t>(want, uint64_t{256} << 20);
   return (want + (uint64_t{1} << 20) - 1) & ~((uint64_t{1} << 20) - 1);
+}
+
+uint64_t cap_to_free_space(uint64_t want, const std::string& pool_path) {
+  const auto slash = pool_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : pool_path.substr(0, slash);
+  struct statvfs v {};
+  if (statvfs(dir.c_str(), &v) != 0) return want;  // the create reports what is wrong with the path
+  const uint64_t free = static_cast<uint64_t>(v.f_bavail) * v.f_frsize;
+  const uint64_t cap = std::max<uint64_t>(free / 10 * 9, uint64_t{256} << 20) & ~((uint64_t{1} << 20) - 1);
+  return std::min(want, cap);
 }
 
 }  // namespace pmindex::bench

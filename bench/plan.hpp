@@ -33,4 +33,11 @@ fit fit_to_index(run_config& cfg, bool mode_given);
 // path, at least 256 MiB, in whole MiB.
 uint64_t default_pool_size(const run_config& cfg, const std::vector<workload>& phases);
 
+// `want` bytes, or nine tenths of the free space of the file system that
+// holds `pool_path` when that is less (a pool is allocated whole when it is
+// created, and the estimate above counts inserts at 4M per second per
+// thread: an upper bound that a 10M-record run of a trie would not fit in
+// most RAM disks). At least 256 MiB, in whole MiB.
+uint64_t cap_to_free_space(uint64_t want, const std::string& pool_path);
+
 }  // namespace pmindex::bench

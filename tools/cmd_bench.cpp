@@ -297,7 +297,16 @@ int cmd_bench(args& a) {
             skipped.push_back(name + " (" + fit.reason + ")");
             continue;
           }
-          if (!pool_size_given) cfg.base.pool_size = bench::default_pool_size(cfg, wls);
+          if (!pool_size_given) {
+            const uint64_t want = bench::default_pool_size(cfg, wls);
+            cfg.base.pool_size = bench::cap_to_free_space(want, cfg.base.pool_path);
+            if (cfg.base.pool_size < want)
+              std::fprintf(stderr,
+                           "pmindex bench: %s: the default pool (%.1f GiB) is more than the free space of the "
+                           "pool's file system allows; using %.1f GiB (--pool-size to choose)\n",
+                           name.c_str(), static_cast<double>(want) / (1 << 30),
+                           static_cast<double>(cfg.base.pool_size) / (1 << 30));
+          }
         }
         // An unordered index runs no scans: its scan workloads are skipped.
         std::vector<bench::workload> mine;

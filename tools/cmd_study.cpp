@@ -1,5 +1,5 @@
 // pmindex study list | run NAME [--scale smoke|default|paper] [--out DIR]
-// [--only PART[,PART]] [--repetitions R] [--pool-dir DIR]: one paper's
+// [--only PART[,PART]] [--repetitions R] [--pool-dir DIR] [--resume]: one paper's
 // evaluation, declared in studies/NAME.toml, run with one command
 // (docs/studies.md). The runs go through `pmindex bench --json` as child
 // processes of this binary: each run gets a fresh process (no state carried
@@ -101,11 +101,12 @@ int cmd_study(args& a) {
   std::string only = a.str("only", "");
   rs.repetitions = a.u64("repetitions", 0, 0, 1000);
   rs.pool_dir = a.str("pool-dir", "/dev/shm");
+  rs.resume = a.flag("resume");
   a.finish();
   if (sub != "run")
     throw error(errc::usage,
                 "usage: pmindex study list | pmindex study run NAME [--scale smoke|default|paper] [--out DIR] "
-                "[--only PART[,PART]] [--repetitions R] [--pool-dir DIR]");
+                "[--only PART[,PART]] [--repetitions R] [--pool-dir DIR] [--resume]");
   if (name.empty()) throw error(errc::usage, "pmindex study run needs a study NAME (pmindex study list)");
   if (std::find(study::k_scales.begin(), study::k_scales.end(), rs.scale) == study::k_scales.end())
     throw error(errc::usage, "unknown --scale '" + rs.scale + "' (smoke, default, paper)");
@@ -131,6 +132,7 @@ int cmd_study(args& a) {
   if (!only.empty()) rs.command += " --only " + only;
   if (rs.repetitions) rs.command += " --repetitions " + std::to_string(rs.repetitions);
   if (rs.pool_dir != "/dev/shm") rs.command += " --pool-dir " + rs.pool_dir;
+  if (rs.resume) rs.command += " --resume";
   return study::run_study(s, rs);
 }
 

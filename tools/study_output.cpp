@@ -211,11 +211,27 @@ int run_study(const study_spec& s, const run_settings& rs) {
       got = run_serve(inv, rs, reps, notes);
     } else {
       std::string json_path = rs.out_dir + "/raw/" + inv.id + ".json";
-      std::remove(json_path.c_str());
+      std::string done_path = rs.out_dir + "/raw/" + inv.id + ".done";
       auto argv = bench_argv(inv, rs, reps, json_path, pool);
       entry.set("command", "pmindex " + joined(argv));
-      argv.insert(argv.begin(), rs.self);
-      rc = run_child(argv, rs.out_dir + "/raw/" + inv.id + ".txt", rs.out_dir + "/raw/" + inv.id + ".err");
+      // What makes a finished run reusable by --resume: its command with the
+      // pool's name (it holds this process's id) left out.
+      auto same_run = bench_argv(inv, rs, reps, json_path, "POOL");
+      const std::string key = joined(same_run) + "\n";
+      bool reused = false;
+      if (rs.resume) {
+        std::ifstream d(done_path);
+        std::stringstream ds;
+        ds << d.rdbuf();
+        reused = d && ds.str() == key && access(json_path.c_str(), R_OK) == 0;
+      }
+      if (!reused) {
+        std::remove(json_path.c_str());
+        std::remove(done_path.c_str());
+        argv.insert(argv.begin(), rs.self);
+        rc = run_child(argv, rs.out_dir + "/raw/" + inv.id + ".txt", rs.out_dir + "/raw/" + inv.id + ".err");
+      }
+      entry.set("reused", reused);
       std::ifstream f(json_path);
       if (f) {
         std::stringstream ss;
@@ -232,6 +248,11 @@ int run_study(const study_spec& s, const run_settings& rs) {
           notes.push_back(inv.id + ": unreadable result file: " + e.what());
         }
       }
+      if (rc == 0 && !reused && !got.empty()) {
+        std::ofstream d(done_path);
+        d << key;
+      }
+      if (reused) std::printf("reused raw/%s.json, ", inv.id.c_str());
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (auto& r : got) {

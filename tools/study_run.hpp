@@ -30,6 +30,9 @@ struct run_settings {
   std::set<std::string> only;  // parts; empty = all
   uint64_t repetitions = 0;    // 0: the study's default for the scale
   std::string pool_dir = "/dev/shm";
+  // Reuse the results of runs an earlier, interrupted run of the same study
+  // into the same --out finished with the same command (raw/ID.done).
+  bool resume = false;
   std::string self;            // this binary
   std::string command;         // the exact command, for the record
 };
