@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "builtin_indexes.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 
@@ -23,19 +24,41 @@ uint64_t key_limit(const index_entry& e, const std::string& params) {
 // ------------------------------------------------------------------ registry
 
 namespace {
-struct registry_state {
-  std::mutex mu;
-  std::vector<std::shared_ptr<const index_entry>> entries;  // in list order
-};
-registry_state& state() {
-  static registry_state s;
-  return s;
-}
 int family_rank(const std::string& f) {
   static const char* order[] = {"art", "btree", "hybrid", "trie", "basic", "pmemids", "baseline", "test"};
   for (int i = 0; i < int(std::size(order)); ++i)
     if (f == order[i]) return i;
   return int(std::size(order));
+}
+
+struct registry_state {
+  std::mutex mu;
+  std::vector<std::shared_ptr<const index_entry>> entries;  // in list order
+
+  // Adds (or replaces, by name) `e`, keeping the list order; mu held.
+  void add(index_entry e) {
+    auto p = std::make_shared<const index_entry>(std::move(e));
+    auto& v = entries;
+    v.erase(std::remove_if(v.begin(), v.end(), [&](auto& x) { return x->name == p->name; }), v.end());
+    auto pos = std::find_if(v.begin(), v.end(), [&](auto& x) {
+      int a = family_rank(p->family), b = family_rank(x->family);
+      return a < b || (a == b && p->name < x->name);
+    });
+    v.insert(pos, std::move(p));
+  }
+};
+
+// The registry, with the built-in indexes added once, on first use (an
+// index registered by the user is added after them, so it replaces a
+// built-in index of its name).
+registry_state& state() {
+  static registry_state s;
+  static std::once_flag builtins;
+  std::call_once(builtins, [] {
+    std::lock_guard lk(s.mu);
+    for (auto& e : builtin::all_entries()) s.add(std::move(e));
+  });
+  return s;
 }
 }  // namespace
 
@@ -55,15 +78,8 @@ std::shared_ptr<const index_entry> find_index(std::string_view name) {
 
 void register_index(index_entry e) {
   auto& s = state();
-  auto p = std::make_shared<const index_entry>(std::move(e));
   std::lock_guard lk(s.mu);
-  auto& v = s.entries;
-  v.erase(std::remove_if(v.begin(), v.end(), [&](auto& x) { return x->name == p->name; }), v.end());
-  auto pos = std::find_if(v.begin(), v.end(), [&](auto& x) {
-    int a = family_rank(p->family), b = family_rank(x->family);
-    return a < b || (a == b && p->name < x->name);
-  });
-  v.insert(pos, std::move(p));
+  s.add(std::move(e));
 }
 
 // ------------------------------------------------------------------ params

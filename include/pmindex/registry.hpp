@@ -1,6 +1,7 @@
-// The registry of indexes. An index is one folder under src/<family>/<name>/
-// whose entry.cpp fills one index_entry and registers it with
-// PMINDEX_REGISTER_INDEX; everything else (the `pmindex` verbs, the harness,
+// The registry of indexes. A built-in index is one folder under
+// src/<family>/<name>/ whose entry.cpp fills one index_entry, listed in
+// src/builtin_indexes.hpp; a program adds its own with register_index().
+// Everything else (the `pmindex` verbs, the harness,
 // the crash, kill/verify and stress test lists, the conformance suite,
 // `pmindex list`) reads the registry. See docs/adding-an-index.md.
 #pragma once
@@ -161,21 +162,9 @@ uint64_t key_limit(const index_entry& e, const std::string& params);
 // order `pmindex list` shows: by family, then by name.
 std::vector<std::shared_ptr<const index_entry>> registered_indexes();
 std::shared_ptr<const index_entry> find_index(std::string_view name);
-// Adds (or replaces, by name) an entry.
+// Adds (or replaces, by name) an entry. The built-in indexes are added on
+// the registry's first use (by any of these three functions), so an entry
+// registered under a built-in index's name replaces it.
 void register_index(index_entry e);
 
-namespace detail {
-struct registrar {
-  explicit registrar(index_entry (*make)()) { register_index(make()); }
-};
-}  // namespace detail
-
 }  // namespace pmindex
-
-// In an index's entry.cpp: PMINDEX_REGISTER_INDEX(make_entry), where
-// make_entry() returns its index_entry. Runs at static initialisation (the
-// core is linked whole, so no registration is dropped by the linker).
-#define PMINDEX_REGISTER_INDEX_CAT2(a, b) a##b
-#define PMINDEX_REGISTER_INDEX_CAT(a, b) PMINDEX_REGISTER_INDEX_CAT2(a, b)
-#define PMINDEX_REGISTER_INDEX(make) \
-  static const ::pmindex::detail::registrar PMINDEX_REGISTER_INDEX_CAT(pmindex_registrar_, __LINE__){make}

@@ -3,6 +3,7 @@
 #include "art/artcow/artcow.hpp"
 
 #include "art/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::art::artcow {
 namespace {
@@ -23,5 +24,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::art::artcow
+
+namespace pmindex::builtin {
+index_entry artcow_entry() { return pmindex::art::artcow::make_entry(); }
+}  // namespace pmindex::builtin

@@ -2,6 +2,7 @@
 #include "art/permart/permart.hpp"
 #include "art/permart/bytes_tree.hpp"
 #include "art/permart/tree.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::art::permart {
 namespace {
@@ -56,6 +57,9 @@ index_entry make_permart() { return make_entry(false); }
 index_entry make_permart_2log() { return make_entry(true); }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_permart);
-PMINDEX_REGISTER_INDEX(make_permart_2log);
 }  // namespace pmindex::art::permart
+
+namespace pmindex::builtin {
+index_entry permart_entry() { return pmindex::art::permart::make_permart(); }
+index_entry permart_2log_entry() { return pmindex::art::permart::make_permart_2log(); }
+}  // namespace pmindex::builtin

@@ -1,6 +1,7 @@
 // Registry entry of `roart` (see roart.hpp): one tree for both key kinds
 // (keys=u64 stores 8-byte big-endian keys and 8-byte values as leaves).
 #include "art/roart/roart.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::art::roart {
 namespace {
@@ -53,5 +54,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::art::roart
+
+namespace pmindex::builtin {
+index_entry roart_entry() { return pmindex::art::roart::make_entry(); }
+}  // namespace pmindex::builtin

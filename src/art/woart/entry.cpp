@@ -3,6 +3,7 @@
 #include "art/woart/woart.hpp"
 
 #include "art/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::art::woart {
 namespace {
@@ -37,5 +38,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::art::woart
+
+namespace pmindex::builtin {
+index_entry woart_entry() { return pmindex::art::woart::make_entry(); }
+}  // namespace pmindex::builtin

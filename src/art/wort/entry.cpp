@@ -3,6 +3,7 @@
 #include "art/wort/wort.hpp"
 
 #include "art/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::art::wort {
 namespace {
@@ -23,5 +24,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::art::wort
+
+namespace pmindex::builtin {
+index_entry wort_entry() { return pmindex::art::wort::make_entry(); }
+}  // namespace pmindex::builtin

@@ -1,6 +1,7 @@
 // Registry entry of `canary` (see canary.hpp for the design).
 #include "basic/canary/canary.hpp"
 #include "basic/canary/node.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::basic::canary {
 namespace {
@@ -55,5 +56,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::basic::canary
+
+namespace pmindex::builtin {
+index_entry canary_entry() { return pmindex::basic::canary::make_entry(); }
+}  // namespace pmindex::builtin

@@ -1,6 +1,7 @@
 // Registry entry of `dptree` (see dptree.hpp): one tree template over the
 // two key policies of btree/detail/keys.hpp.
 #include "btree/dptree/dptree.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::btree::dptree {
 namespace {
@@ -129,5 +130,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::btree::dptree
+
+namespace pmindex::builtin {
+index_entry dptree_entry() { return pmindex::btree::dptree::make_entry(); }
+}  // namespace pmindex::builtin

@@ -4,6 +4,7 @@
 
 #include "btree/detail/entry.hpp"
 #include "btree/fptree/leaf.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::btree::fptree {
 namespace {
@@ -32,5 +33,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::btree::fptree
+
+namespace pmindex::builtin {
+index_entry fptree_entry() { return pmindex::btree::fptree::make_entry(); }
+}  // namespace pmindex::builtin

@@ -4,6 +4,7 @@
 
 #include "btree/detail/entry.hpp"
 #include "btree/lbtree/leaf.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::btree::lbtree {
 namespace {
@@ -22,5 +23,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::btree::lbtree
+
+namespace pmindex::builtin {
+index_entry lbtree_entry() { return pmindex::btree::lbtree::make_entry(); }
+}  // namespace pmindex::builtin

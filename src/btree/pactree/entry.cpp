@@ -1,6 +1,7 @@
 // Registry entry of `pactree` (see pactree.hpp): one tree template over the
 // two key policies of btree/detail/keys.hpp.
 #include "btree/pactree/pactree.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::btree::pactree {
 namespace {
@@ -72,5 +73,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::btree::pactree
+
+namespace pmindex::builtin {
+index_entry pactree_entry() { return pmindex::btree::pactree::make_entry(); }
+}  // namespace pmindex::builtin

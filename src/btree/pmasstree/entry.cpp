@@ -2,6 +2,7 @@
 // (one 8-byte slice, values in the leaves) or keys=bytes (layers of slices,
 // records in kv blocks).
 #include "btree/pmasstree/pmasstree.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::btree::pmasstree {
 namespace {
@@ -89,5 +90,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::btree::pmasstree
+
+namespace pmindex::builtin {
+index_entry pmasstree_entry() { return pmindex::btree::pmasstree::make_entry(); }
+}  // namespace pmindex::builtin

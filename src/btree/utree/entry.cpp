@@ -1,6 +1,7 @@
 // Registry entry of `utree` (see utree.hpp): one tree template over the two
 // key policies of btree/detail/keys.hpp.
 #include "btree/utree/utree.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::btree::utree {
 namespace {
@@ -65,5 +66,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::btree::utree
+
+namespace pmindex::builtin {
+index_entry utree_entry() { return pmindex::btree::utree::make_entry(); }
+}  // namespace pmindex::builtin

@@ -1,6 +1,7 @@
 // Registry entry of the pmemids `arraylist` (see arraylist.hpp).
 #include "pmemids/arraylist/arraylist.hpp"
 #include "pmemids/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::pmemids::arraylist {
 namespace {
@@ -55,5 +56,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::pmemids::arraylist
+
+namespace pmindex::builtin {
+index_entry arraylist_entry() { return pmindex::pmemids::arraylist::make_entry(); }
+}  // namespace pmindex::builtin

@@ -1,6 +1,7 @@
 // Registry entry of the pmemids `bplustree` (see bplustree.hpp).
 #include "pmemids/bplustree/bplustree.hpp"
 #include "pmemids/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::pmemids::bplustree {
 namespace {
@@ -20,5 +21,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::pmemids::bplustree
+
+namespace pmindex::builtin {
+index_entry bplustree_entry() { return pmindex::pmemids::bplustree::make_entry(); }
+}  // namespace pmindex::builtin

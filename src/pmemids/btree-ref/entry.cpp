@@ -3,6 +3,7 @@
 // btree.hpp, "btree-ref"): the same code, built with by_ref = true.
 #include "pmemids/btree/btree.hpp"
 #include "pmemids/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::pmemids::btree {
 namespace {
@@ -19,5 +20,8 @@ index_entry make_btree_ref() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_btree_ref);
 }  // namespace pmindex::pmemids::btree
+
+namespace pmindex::builtin {
+index_entry btree_ref_entry() { return pmindex::pmemids::btree::make_btree_ref(); }
+}  // namespace pmindex::builtin

@@ -1,6 +1,7 @@
 // Registry entry of the pmemids `btree` (see btree.hpp).
 #include "pmemids/btree/btree.hpp"
 #include "pmemids/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::pmemids::btree {
 
@@ -26,5 +27,8 @@ index_entry make_btree() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_btree);
 }  // namespace pmindex::pmemids::btree
+
+namespace pmindex::builtin {
+index_entry btree_entry() { return pmindex::pmemids::btree::make_btree(); }
+}  // namespace pmindex::builtin

@@ -1,6 +1,7 @@
 // Registry entry of the pmemids `hashtable` (see hashtable.hpp).
 #include "pmemids/detail/entry.hpp"
 #include "pmemids/hashtable/hashtable.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::pmemids::hashtable {
 namespace {
@@ -19,5 +20,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::pmemids::hashtable
+
+namespace pmindex::builtin {
+index_entry hashtable_entry() { return pmindex::pmemids::hashtable::make_entry(); }
+}  // namespace pmindex::builtin

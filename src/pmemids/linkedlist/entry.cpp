@@ -1,6 +1,7 @@
 // Registry entry of the pmemids `linkedlist` (see linkedlist.hpp).
 #include "pmemids/detail/entry.hpp"
 #include "pmemids/linkedlist/linkedlist.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::pmemids::linkedlist {
 namespace {
@@ -21,5 +22,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::pmemids::linkedlist
+
+namespace pmindex::builtin {
+index_entry linkedlist_entry() { return pmindex::pmemids::linkedlist::make_entry(); }
+}  // namespace pmindex::builtin

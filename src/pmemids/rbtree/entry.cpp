@@ -1,6 +1,7 @@
 // Registry entry of the pmemids `rbtree` (see rbtree.hpp).
 #include "pmemids/detail/entry.hpp"
 #include "pmemids/rbtree/rbtree.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::pmemids::rbtree {
 namespace {
@@ -22,5 +23,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::pmemids::rbtree
+
+namespace pmindex::builtin {
+index_entry rbtree_entry() { return pmindex::pmemids::rbtree::make_entry(); }
+}  // namespace pmindex::builtin

@@ -1,6 +1,7 @@
 // Registry entry of the pmemids `skiplist` (see skiplist.hpp).
 #include "pmemids/detail/entry.hpp"
 #include "pmemids/skiplist/skiplist.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::pmemids::skiplist {
 namespace {
@@ -17,5 +18,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::pmemids::skiplist
+
+namespace pmindex::builtin {
+index_entry skiplist_entry() { return pmindex::pmemids::skiplist::make_entry(); }
+}  // namespace pmindex::builtin
