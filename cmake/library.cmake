@@ -45,9 +45,9 @@ target_link_options(pmindex_shared PRIVATE -Wl,--no-undefined)
 
 install(TARGETS pmindex_shared pmindex_static EXPORT pmindexTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# The public headers, but not the crash checker's (pmindex_check, not installed).
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/pmindex DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        PATTERN crash EXCLUDE)
+# The public headers: the product only (the checkers' and the tests'
+# headers are under src/).
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/pmindex DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS pmindex RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/pmindex)
@@ -70,5 +70,6 @@ install(FILES ${CMAKE_BINARY_DIR}/pmindexConfig.cmake ${CMAKE_BINARY_DIR}/pminde
 # pmindex.pc, relocatable (its prefix is found from where it lies), so
 # `cmake --install --prefix` anywhere gives a working file.
 file(RELATIVE_PATH PMINDEX_PC_TO_PREFIX /x/${CMAKE_INSTALL_LIBDIR}/pkgconfig /x)
+string(REGEX REPLACE "/$" "" PMINDEX_PC_TO_PREFIX "${PMINDEX_PC_TO_PREFIX}")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/pmindex.pc.in ${CMAKE_BINARY_DIR}/pmindex.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/pmindex.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,9 +1,11 @@
 #include "pmindex/registry.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "builtin_indexes.hpp"
+#include "index_tests.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 
@@ -84,6 +86,12 @@ void register_index(index_entry e) {
 
 // ------------------------------------------------------------------ params
 
+namespace {
+std::atomic<detail::variant_names_fn> variant_names{nullptr};
+}  // namespace
+
+void detail::set_variant_names(variant_names_fn f) noexcept { variant_names.store(f, std::memory_order_release); }
+
 const std::string& index_config::get(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) throw error(errc::usage, "no index parameter '" + name + "'");
@@ -148,12 +156,19 @@ index_config index_config::parse(const index_entry& e, const std::string& params
     c.canonical_ += "," + p.name + "=" + v;
   }
 
+  // mutant=NAME: a deliberately broken variant, selectable in test builds
+  // only; its name is checked against the tests' list (index_tests.hpp).
+  auto mutant_names = [&] {
+    auto f = variant_names.load(std::memory_order_acquire);
+    return f ? f(e.name) : std::vector<std::string>{};
+  };
   if (auto it = given.find("mutant"); it != given.end()) {
-    for (size_t i = 0; i < e.mutants.size(); ++i)
-      if (e.mutants[i].name == it->second) c.mutant_id_ = unsigned(i + 1);
+    auto mutants = mutant_names();
+    for (size_t i = 0; i < mutants.size(); ++i)
+      if (mutants[i] == it->second) c.mutant_id_ = unsigned(i + 1);
     if (!c.mutant_id_) {
       std::string all;
-      for (auto& m : e.mutants) all += (all.empty() ? "" : ", ") + m.name;
+      for (auto& m : mutants) all += (all.empty() ? "" : ", ") + m;
       throw bad("unknown mutant '" + it->second + "' (mutants: " + (all.empty() ? "none" : all) + ")");
     }
 #ifndef PMINDEX_MUTANTS
@@ -167,7 +182,7 @@ index_config index_config::parse(const index_entry& e, const std::string& params
   if (!given.empty()) {
     std::string known = "keys";
     for (auto& p : e.params) known += ", " + p.name;
-    if (!e.mutants.empty()) known += ", mutant";
+    if (!mutant_names().empty()) known += ", mutant";
     throw bad("unknown parameter '" + given.begin()->first + "' (parameters: " + known + ")");
   }
   if (c.canonical_.size() >= 256) throw bad("parameters longer than the pool header holds (255 bytes)");

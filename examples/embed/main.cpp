@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string dir = argv[1], index_name = argc > 2 ? argv[2] : "fptree";
+  std::printf("indexes in the library: %zu\n", pmindex::registered_indexes().size());
   try {
     auto o = pool_options(dir, index_name);
     ::unlink(o.pool_path.c_str());

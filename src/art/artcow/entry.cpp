@@ -19,7 +19,7 @@ struct policy {
 };
 
 index_entry make_entry() {
-  index_entry e = detail::family_entry<policy>("ART with copy-on-write Node4/16 and splits", "node256=[1-9]");
+  index_entry e = detail::family_entry<policy>("ART with copy-on-write Node4/16 and splits");
   return e;
 }
 

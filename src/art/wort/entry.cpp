@@ -19,7 +19,7 @@ struct policy {
 };
 
 index_entry make_entry() {
-  index_entry e = detail::family_entry<policy>("WORT radix tree, 4-bit spans, 8-byte atomic commits", "");
+  index_entry e = detail::family_entry<policy>("WORT radix tree, 4-bit spans, 8-byte atomic commits");
   return e;
 }
 
