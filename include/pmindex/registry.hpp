@@ -37,12 +37,12 @@ struct param_spec {
   uint64_t min = 0, max = UINT64_MAX;
 };
 
-// Parsed and checked parameters of one index instance, handed to its
-// factory. Values are the canonical text ("leaf=4" -> get("leaf") == "4").
 namespace detail {
-struct config_access;
+struct config_access;  // src/common/mutant.hpp
 }
 
+// Parsed and checked parameters of one index instance, handed to its
+// factory. Values are the canonical text ("leaf=4" -> get("leaf") == "4").
 class index_config {
  public:
   key_kind keys() const noexcept { return keys_; }
