@@ -1,8 +1,11 @@
 #include "pmindex/registry.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
+#include "builtin_indexes.hpp"
+#include "index_tests.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 
@@ -23,19 +26,41 @@ uint64_t key_limit(const index_entry& e, const std::string& params) {
 // ------------------------------------------------------------------ registry
 
 namespace {
-struct registry_state {
-  std::mutex mu;
-  std::vector<std::shared_ptr<const index_entry>> entries;  // in list order
-};
-registry_state& state() {
-  static registry_state s;
-  return s;
-}
 int family_rank(const std::string& f) {
   static const char* order[] = {"art", "btree", "hybrid", "trie", "basic", "pmemids", "baseline", "test"};
   for (int i = 0; i < int(std::size(order)); ++i)
     if (f == order[i]) return i;
   return int(std::size(order));
+}
+
+struct registry_state {
+  std::mutex mu;
+  std::vector<std::shared_ptr<const index_entry>> entries;  // in list order
+
+  // Adds (or replaces, by name) `e`, keeping the list order; mu held.
+  void add(index_entry e) {
+    auto p = std::make_shared<const index_entry>(std::move(e));
+    auto& v = entries;
+    v.erase(std::remove_if(v.begin(), v.end(), [&](auto& x) { return x->name == p->name; }), v.end());
+    auto pos = std::find_if(v.begin(), v.end(), [&](auto& x) {
+      int a = family_rank(p->family), b = family_rank(x->family);
+      return a < b || (a == b && p->name < x->name);
+    });
+    v.insert(pos, std::move(p));
+  }
+};
+
+// The registry, with the built-in indexes added once, on first use (an
+// index registered by the user is added after them, so it replaces a
+// built-in index of its name).
+registry_state& state() {
+  static registry_state s;
+  static std::once_flag builtins;
+  std::call_once(builtins, [] {
+    std::lock_guard lk(s.mu);
+    for (auto& e : builtin::all_entries()) s.add(std::move(e));
+  });
+  return s;
 }
 }  // namespace
 
@@ -55,18 +80,17 @@ std::shared_ptr<const index_entry> find_index(std::string_view name) {
 
 void register_index(index_entry e) {
   auto& s = state();
-  auto p = std::make_shared<const index_entry>(std::move(e));
   std::lock_guard lk(s.mu);
-  auto& v = s.entries;
-  v.erase(std::remove_if(v.begin(), v.end(), [&](auto& x) { return x->name == p->name; }), v.end());
-  auto pos = std::find_if(v.begin(), v.end(), [&](auto& x) {
-    int a = family_rank(p->family), b = family_rank(x->family);
-    return a < b || (a == b && p->name < x->name);
-  });
-  v.insert(pos, std::move(p));
+  s.add(std::move(e));
 }
 
 // ------------------------------------------------------------------ params
+
+namespace {
+std::atomic<detail::variant_names_fn> variant_names{nullptr};
+}  // namespace
+
+void detail::set_variant_names(variant_names_fn f) noexcept { variant_names.store(f, std::memory_order_release); }
 
 const std::string& index_config::get(const std::string& name) const {
   auto it = values_.find(name);
@@ -132,12 +156,19 @@ index_config index_config::parse(const index_entry& e, const std::string& params
     c.canonical_ += "," + p.name + "=" + v;
   }
 
+  // mutant=NAME: a deliberately broken variant, selectable in test builds
+  // only; its name is checked against the tests' list (index_tests.hpp).
+  auto mutant_names = [&] {
+    auto f = variant_names.load(std::memory_order_acquire);
+    return f ? f(e.name) : std::vector<std::string>{};
+  };
   if (auto it = given.find("mutant"); it != given.end()) {
-    for (size_t i = 0; i < e.mutants.size(); ++i)
-      if (e.mutants[i].name == it->second) c.mutant_id_ = unsigned(i + 1);
+    auto mutants = mutant_names();
+    for (size_t i = 0; i < mutants.size(); ++i)
+      if (mutants[i] == it->second) c.mutant_id_ = unsigned(i + 1);
     if (!c.mutant_id_) {
       std::string all;
-      for (auto& m : e.mutants) all += (all.empty() ? "" : ", ") + m.name;
+      for (auto& m : mutants) all += (all.empty() ? "" : ", ") + m;
       throw bad("unknown mutant '" + it->second + "' (mutants: " + (all.empty() ? "none" : all) + ")");
     }
 #ifndef PMINDEX_MUTANTS
@@ -151,7 +182,7 @@ index_config index_config::parse(const index_entry& e, const std::string& params
   if (!given.empty()) {
     std::string known = "keys";
     for (auto& p : e.params) known += ", " + p.name;
-    if (!e.mutants.empty()) known += ", mutant";
+    if (!mutant_names().empty()) known += ", mutant";
     throw bad("unknown parameter '" + given.begin()->first + "' (parameters: " + known + ")");
   }
   if (c.canonical_.size() >= 256) throw bad("parameters longer than the pool header holds (255 bytes)");

@@ -1,7 +1,7 @@
 # The tests every registered index gets, made from the registry at test time:
 # ctest includes this file (TEST_INCLUDE_FILES), which asks the freshly built
 # `pmindex list --json` for the indexes and their test profiles
-# (index_entry::tests) and adds, for each persistent index:
+# (index_tests::tests, each index's tests.cpp) and adds, for each persistent index:
 #   crash_<i>_random / _exhaustive / _threads2 / _threads4   the crash checker
 #   crash_<i>_bytes / _bytes_exhaustive   byte keys (urls, names) and values, when it takes keys=bytes
 #   kill_verify_<i>                 SIGKILL during load, then verify (and _bytes: byte keys, _tx: tx mode)
@@ -168,7 +168,7 @@ foreach(_i RANGE ${_last})
              --seconds 3 --keys 5000 --check stats,range --dataset ${_pm_long_keys} --value-size 100)
   endif()
 
-  # Mutants: each must be caught, with the violation its entry names; and
+  # Mutants: each must be caught, with the violation its tests name; and
   # crash_self_test_<i> (`crashtest --self-test --index <i>`): every crash
   # mutant caught and the same runs clean without it.
   if(_test_build)

@@ -24,13 +24,6 @@
 
 namespace pmindex::cli {
 
-// The `null` index is the harness's own; the command line registers it so
-// `pmindex list` and `--index null` see it (the core library does not).
-static const bool k_null_registered = [] {
-  bench::register_null_index();
-  return true;
-}();
-
 namespace {
 
 std::vector<std::string> split(const std::string& s) {
@@ -93,7 +86,6 @@ std::optional<uint64_t> record_count(args& a, const std::string& name, uint64_t 
 }  // namespace
 
 int cmd_bench(args& a) {
-  (void)k_null_registered;
   bench::run_config base;
   const bool mode_given = a.has("mode") || std::getenv("PMINDEX_MODE");
   base.base = index_options(a, pm::open_mode::must_create);

@@ -29,8 +29,9 @@
 
 #include "commands.hpp"
 #include "dataset.hpp"
-#include "pmindex/crash/crashtest.hpp"
+#include "crash/crashtest.hpp"
 #include "pmindex/error.hpp"
+#include "index_tests.hpp"
 #include "scratch_params.hpp"
 
 namespace pmindex::cli {
@@ -158,7 +159,7 @@ std::string without_mutant(const std::string& params) {
 }
 
 // Every crash-checker mutant of every registered index (or of `only`) must be
-// caught with the violation its entry names (index_entry::mutants); the same
+// caught with the violation its tests name (index_tests::mutants); the same
 // runs without the mutant must pass. Mutants that share their run (the same
 // params, ops, keys and seed once the mutant is taken out) share one clean run.
 int self_test(const std::string& only) {
@@ -168,7 +169,7 @@ int self_test(const std::string& only) {
   for (auto& e : registered_indexes()) {
     if (!only.empty() && e->name != only) continue;
     found = true;
-    for (auto& m : e->mutants) {
+    for (auto& m : find_index_tests(e->name).mutants) {
       if (m.checker != "crashtest") continue;
       std::vector<std::string> tokens = {"--index", e->name, "--params", "mutant=" + m.name};
       for (size_t i = 0, j; i < m.args.size(); i = j + 1) {

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "json.hpp"
+#include "index_tests.hpp"
 #include "pmindex/error.hpp"
 
 namespace pmindex::cli {
@@ -67,8 +68,9 @@ bench::json::value to_json(const index_entry& e) {
     params.push(o);
   }
   j.set("params", params);
+  const index_tests tests = find_index_tests(e.name);
   auto mutants = value::array();
-  for (auto& m : e.mutants) {
+  for (auto& m : tests.mutants) {
     auto o = value::object();
     o.set("name", m.name);
     o.set("help", m.help);
@@ -78,19 +80,19 @@ bench::json::value to_json(const index_entry& e) {
     mutants.push(o);
   }
   j.set("mutants", mutants);
-  if (e.tests) {
+  if (tests.tests) {
     auto t = value::object();
-    t.set("crash_args", e.tests->crash_args);
-    t.set("crash_bytes_args", e.tests->crash_bytes_args);
-    t.set("bytes_long_dataset", e.tests->bytes_long_dataset);
-    t.set("bytes_short_dataset", e.tests->bytes_short_dataset);
-    t.set("stress_args", e.tests->stress_args);
-    t.set("crash_images", uint64_t(e.tests->crash_images));
-    t.set("kill_verify", e.tests->kill_verify);
-    t.set("params", e.tests->params);
-    t.set("kill_keys", e.tests->kill_keys);
+    t.set("crash_args", tests.tests->crash_args);
+    t.set("crash_bytes_args", tests.tests->crash_bytes_args);
+    t.set("bytes_long_dataset", tests.tests->bytes_long_dataset);
+    t.set("bytes_short_dataset", tests.tests->bytes_short_dataset);
+    t.set("stress_args", tests.tests->stress_args);
+    t.set("crash_images", uint64_t(tests.tests->crash_images));
+    t.set("kill_verify", tests.tests->kill_verify);
+    t.set("params", tests.tests->params);
+    t.set("kill_keys", tests.tests->kill_keys);
     auto extra = value::array();
-    for (auto& x : e.tests->extra) {
+    for (auto& x : tests.tests->extra) {
       auto o = value::object();
       o.set("name", x.name);
       o.set("args", x.args);
@@ -144,9 +146,9 @@ int cmd_list(args& a) {
       ps += ", " + p.name + "=" + p.def +
             (p.choices.empty() ? " [" + std::to_string(p.min) + ".." + std::to_string(p.max) + "]" : "");
     std::printf("    params: %s\n", ps.c_str());
-    if (!e->mutants.empty()) {
+    if (auto mutants = find_index_tests(e->name).mutants; !mutants.empty()) {
       std::string ms;
-      for (auto& m : e->mutants) ms += (ms.empty() ? "" : ", ") + m.name;
+      for (auto& m : mutants) ms += (ms.empty() ? "" : ", ") + m.name;
       std::printf("    mutants (test builds): %s\n", ms.c_str());
     }
   }

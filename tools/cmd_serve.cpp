@@ -8,7 +8,7 @@
 #include "pmindex/error.hpp"
 
 #ifdef PMINDEX_HAVE_SERVER
-#include "pmindex/crash/crashtest.hpp"
+#include "crash/crashtest.hpp"
 #include "server.hpp"
 #endif
 

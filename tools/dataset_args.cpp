@@ -1,6 +1,6 @@
 #include "dataset_args.hpp"
 
-#include "pmindex/crash/crashtest.hpp"
+#include "crash/crashtest.hpp"
 #include "pmindex/error.hpp"
 
 namespace pmindex::cli {

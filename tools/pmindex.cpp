@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "null_index.hpp"
 #include "pmindex/error.hpp"
 
 namespace pmindex::cli {
@@ -43,6 +44,9 @@ static void usage(FILE* f) {
 
 int main(int argc, char** argv) {
   using namespace pmindex;
+  // The `null` index is the harness's own; the command line registers it so
+  // `pmindex list` and `--index null` see it (the library does not).
+  bench::register_null_index();
   if (argc < 2 || !std::strcmp(argv[1], "help") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     cli::usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? static_cast<int>(errc::usage) : 0;

@@ -10,12 +10,14 @@
 #include <set>
 #include <string>
 
+#include "index_tests.hpp"
 #include "pmindex/registry.hpp"
 
 namespace pmindex::cli {
 
 inline std::string scratch_params(const index_entry& e, const std::string& given) {
-  if (!e.key_limit || !e.tests || e.tests->params.empty()) return given;
+  const auto tests = find_index_tests(e.name).tests;
+  if (!e.key_limit || !tests || tests->params.empty()) return given;
   auto names = [](const std::string& params, auto&& each) {
     for (size_t i = 0, j; i < params.size(); i = j + 1) {
       j = params.find(',', i);
@@ -27,7 +29,7 @@ inline std::string scratch_params(const index_entry& e, const std::string& given
   std::set<std::string> have;
   names(given, [&](const std::string& name, const std::string&) { have.insert(name); });
   std::string out = given;
-  names(e.tests->params, [&](const std::string& name, const std::string& kv) {
+  names(tests->params, [&](const std::string& name, const std::string& kv) {
     if (!have.count(name)) out += (out.empty() ? "" : ",") + kv;
   });
   return out;

@@ -1,6 +1,7 @@
-// The registry of indexes. An index is one folder under src/<family>/<name>/
-// whose entry.cpp fills one index_entry and registers it with
-// PMINDEX_REGISTER_INDEX; everything else (the `pmindex` verbs, the harness,
+// The registry of indexes. A built-in index is one folder under
+// src/<family>/<name>/ whose entry.cpp fills one index_entry, listed in
+// src/builtin_indexes.hpp; a program adds its own with register_index().
+// Everything else (the `pmindex` verbs, the harness,
 // the crash, kill/verify and stress test lists, the conformance suite,
 // `pmindex list`) reads the registry. See docs/adding-an-index.md.
 #pragma once
@@ -36,70 +37,28 @@ struct param_spec {
   uint64_t min = 0, max = UINT64_MAX;
 };
 
-// A deliberately broken variant of an index (test builds only), proven to be
-// caught: `checker` is "crashtest" or "stress", `args` its extra options,
-// and `message` a regular expression the violation it reports must match.
-struct mutant_spec {
-  std::string name;
-  std::string help;
-  std::string checker = "crashtest";
-  std::string args;
-  std::string message;
-};
-
-// One more test of an index: `pmindex <args>` (the args name the index),
-// passing when its output matches the regular expression `pass` (empty: on
-// exit code 0) and does not match `fail`.
-struct extra_test {
-  std::string name;  // test name: extra_<index>_<name>
-  std::string args;
-  std::string pass;
-  std::string fail;
-  bool long_run = false;         // only under --long
-  bool test_build_only = false;  // needs the mutants (PMINDEX_TEST_BUILD)
-};
-
-// How the generated tests run an index (tests/registry_tests.cmake). Every
-// index with a persistent mode must have one (a unit test checks it).
-struct test_profile {
-  std::string crash_args;         // extra `pmindex crashtest` options (e.g. "--params leaf=4")
-  std::string crash_bytes_args;   // extra options for the byte-key crash run
-  // Datasets of the byte-key runs (crash, kill/verify, stress): long keys
-  // with 100-byte values, and short keys for the exhaustive run. An index
-  // whose longest key is shorter than these datasets' keys names its own.
-  std::string bytes_long_dataset = "urls";
-  std::string bytes_short_dataset = "names";
-  std::string stress_args;        // extra `pmindex stress` options
-  uint32_t crash_images = 2500;   // random-mode images in the default run
-  bool kill_verify = true;
-  // Index params of the generated runs that take no other arguments:
-  // kill/verify (`load`/`verify --params`) and damage (`damagetest
-  // --params`), e.g. a small array for an index with a key limit; and the
-  // keys kill/verify loads (0: its default, 200000).
-  std::string params;
-  uint64_t kill_keys = 0;
-  std::vector<extra_test> extra;  // index-specific checks beyond the standard set
-};
+namespace detail {
+struct config_access;  // src/common/mutant.hpp
+}
 
 // Parsed and checked parameters of one index instance, handed to its
 // factory. Values are the canonical text ("leaf=4" -> get("leaf") == "4").
 class index_config {
  public:
   key_kind keys() const noexcept { return keys_; }
-  // The mutant's name ("" = none; only ever set in test builds).
-  const std::string& mutant() const noexcept { return mutant_; }
-  // Position of the mutant in index_entry::mutants, plus one (0 = none).
-  unsigned mutant_id() const noexcept { return mutant_id_; }
   const std::string& get(const std::string& name) const;  // declared params only
   uint64_t u64(const std::string& name) const;
   // The canonical "k=v,..." string (every parameter, defaults included).
   const std::string& canonical() const noexcept { return canonical_; }
 
   // Parses `params` for `e`; throws error(usage) for an unknown name or a
-  // bad value, error(unsupported) for a mutant outside test builds.
+  // bad value.
   static index_config parse(const index_entry& e, const std::string& params);
 
  private:
+  // The test builds' deliberately broken variant ("mutant=NAME"; "" and 0:
+  // none), for the index's own code.
+  friend struct detail::config_access;
   key_kind keys_{};
   std::string mutant_;
   unsigned mutant_id_ = 0;
@@ -144,8 +103,6 @@ struct index_entry {
   // The generated testers (crash checker, stress, load/verify, damage, the
   // conformance suites) and bench draw their keys below it.
   std::function<uint64_t(const index_config&)> key_limit;
-  std::vector<mutant_spec> mutants;
-  std::optional<test_profile> tests;  // required for persistent indexes
   index_factory factory;
 
   bool persistent() const;  // supports persist mode
@@ -161,21 +118,9 @@ uint64_t key_limit(const index_entry& e, const std::string& params);
 // order `pmindex list` shows: by family, then by name.
 std::vector<std::shared_ptr<const index_entry>> registered_indexes();
 std::shared_ptr<const index_entry> find_index(std::string_view name);
-// Adds (or replaces, by name) an entry.
+// Adds (or replaces, by name) an entry. The built-in indexes are added on
+// the registry's first use (by any of these three functions), so an entry
+// registered under a built-in index's name replaces it.
 void register_index(index_entry e);
 
-namespace detail {
-struct registrar {
-  explicit registrar(index_entry (*make)()) { register_index(make()); }
-};
-}  // namespace detail
-
 }  // namespace pmindex
-
-// In an index's entry.cpp: PMINDEX_REGISTER_INDEX(make_entry), where
-// make_entry() returns its index_entry. Runs at static initialisation (the
-// core is linked whole, so no registration is dropped by the linker).
-#define PMINDEX_REGISTER_INDEX_CAT2(a, b) a##b
-#define PMINDEX_REGISTER_INDEX_CAT(a, b) PMINDEX_REGISTER_INDEX_CAT2(a, b)
-#define PMINDEX_REGISTER_INDEX(make) \
-  static const ::pmindex::detail::registrar PMINDEX_REGISTER_INDEX_CAT(pmindex_registrar_, __LINE__){make}

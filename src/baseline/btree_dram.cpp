@@ -4,6 +4,7 @@
 #include <absl/container/btree_map.h>
 
 #include "baseline/baseline.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::baseline {
 namespace {
@@ -12,6 +13,9 @@ index_entry make_entry() {
                                               "baseline: abseil btree_map + shared mutex (volatile, dram mode)");
 }
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::baseline
+
+namespace pmindex::builtin {
+index_entry btree_dram_entry() { return pmindex::baseline::make_entry(); }
+}  // namespace pmindex::builtin
 #endif

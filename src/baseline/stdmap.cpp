@@ -2,6 +2,7 @@
 #include <map>
 
 #include "baseline/baseline.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::baseline {
 namespace {
@@ -9,5 +10,8 @@ index_entry make_entry() {
   return make_baseline_entry<std::map>("stdmap", "baseline: std::map + shared mutex (volatile, dram mode)");
 }
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::baseline
+
+namespace pmindex::builtin {
+index_entry stdmap_entry() { return pmindex::baseline::make_entry(); }
+}  // namespace pmindex::builtin

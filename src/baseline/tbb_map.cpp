@@ -4,6 +4,7 @@
 #include "baseline/tbb_map.hpp"
 
 #include "baseline/baseline.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::baseline {
 namespace {
@@ -21,6 +22,9 @@ index_entry make_entry() {
   return e;
 }
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::baseline
+
+namespace pmindex::builtin {
+index_entry tbb_map_entry() { return pmindex::baseline::make_entry(); }
+}  // namespace pmindex::builtin
 #endif

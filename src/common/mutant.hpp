@@ -1,16 +1,25 @@
 // Mutants: deliberately broken variants of an index that prove a checker can
-// fail. Each is named in index_entry::mutants (with the checker run and the
-// violation that must catch it) and chosen by the parameter "mutant=NAME".
+// fail. Each is named in its index's tests.cpp (index_tests::mutants, with
+// the checker run and the violation that must catch it) and chosen by the
+// parameter "mutant=NAME".
 // Only test builds (PMINDEX_MUTANTS) accept them; elsewhere index_config
 // rejects the parameter and on() is constant false, so every mutant branch
 // compiles out of release builds.
 //
-//   enum class mutant : unsigned { none, publish_before_flush, ... };  // entry order
+//   enum class mutant : unsigned { none, publish_before_flush, ... };  // tests.cpp order
 //   mutant_switch<mutant> mut_(cfg);
 //   if (mut_.on(mutant::publish_before_flush)) ...
 #pragma once
 
 #include "pmindex/registry.hpp"
+
+namespace pmindex::detail {
+// The mutant an index_config selects ("" and 0: none).
+struct config_access {
+  static const std::string& mutant(const index_config& c) noexcept { return c.mutant_; }
+  static unsigned mutant_id(const index_config& c) noexcept { return c.mutant_id_; }
+};
+}  // namespace pmindex::detail
 
 namespace pmindex::common {
 
@@ -20,7 +29,7 @@ class mutant_switch {
   mutant_switch() = default;
   explicit mutant_switch(const index_config& c) noexcept {
 #ifdef PMINDEX_MUTANTS
-    m_ = static_cast<E>(c.mutant_id());
+    m_ = static_cast<E>(::pmindex::detail::config_access::mutant_id(c));
 #else
     (void)c;
 #endif

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "pmindex/crash/crashtest.hpp"
+#include "crash/crashtest.hpp"
 #include "pmindex/index.hpp"
 #include "shadow.hpp"
 

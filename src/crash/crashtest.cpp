@@ -1,6 +1,6 @@
 // The crash checker's driver: chooses crash points, forks one child per
 // crash point to check its images, collects verdicts, saves failing images.
-#include "pmindex/crash/crashtest.hpp"
+#include "crash/crashtest.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -22,7 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "dataset.hpp"
-#include "pmindex/crash/crashtest.hpp"
+#include "crash/crashtest.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "substrate_util.hpp"

@@ -25,7 +25,7 @@
 
 #include <gtest/gtest.h>
 
-#include "pmindex/crash/crashtest.hpp"
+#include "crash/crashtest.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/registry.hpp"
 
@@ -67,7 +67,6 @@ void register_locked_canary() {
     index_entry e = *find_index("canary");
     e.name = "crash-test-locked-canary";
     e.description = "crash checker test: the canary behind a lock a running thread holds";
-    e.mutants.clear();
     auto canary = e.factory;
     e.factory = [canary](pm::pool& p, open_kind k, const index_config& c) {
       if (k == open_kind::created) {

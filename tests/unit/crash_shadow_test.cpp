@@ -15,7 +15,7 @@
 #include "../../src/common/polite_wait.hpp"
 #include "../../src/crash/image.hpp"
 #include "../../src/crash/shadow.hpp"
-#include "pmindex/crash/crashtest.hpp"
+#include "crash/crashtest.hpp"
 
 namespace pmindex::crash {
 namespace {

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "index_tests.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "oracle.hpp"
@@ -70,7 +71,8 @@ class Conformance : public testing::TestWithParam<param> {
     // An index with a key limit (a fixed array) is made with its test
     // profile's params and given keys below the limit.
     auto e = find_index(GetParam().index);
-    params_ = e->tests ? e->tests->params : "";
+    const auto tests = find_index_tests(e->name).tests;
+    params_ = tests ? tests->params : "";
     limit_ = key_limit(*e, params_);
   }
   uint64_t below(uint64_t k) const { return limit_ ? k % limit_ : k; }

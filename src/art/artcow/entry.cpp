@@ -3,6 +3,7 @@
 #include "art/artcow/artcow.hpp"
 
 #include "art/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::art::artcow {
 namespace {
@@ -18,10 +19,13 @@ struct policy {
 };
 
 index_entry make_entry() {
-  index_entry e = detail::family_entry<policy>("ART with copy-on-write Node4/16 and splits", "node256=[1-9]");
+  index_entry e = detail::family_entry<policy>("ART with copy-on-write Node4/16 and splits");
   return e;
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::art::artcow
+
+namespace pmindex::builtin {
+index_entry artcow_entry() { return pmindex::art::artcow::make_entry(); }
+}  // namespace pmindex::builtin

@@ -118,7 +118,7 @@ inline constexpr size_t k_max_key = 4096;
 inline constexpr size_t k_max_value = common::k_max_value;
 
 // Deliberately broken variants (crash checker, snapshot checker), in the
-// order of the entry's mutant list (entry.cpp); test builds only.
+// order of its mutant list (tests.cpp); test builds only.
 enum class mutant : unsigned {
   none,
   publish_before_flush,  // slot stored before the new node's flush is fenced

@@ -105,7 +105,7 @@
 
 namespace pmindex::art::roart {
 
-// In the order of the entry's mutants (entry.cpp).
+// In the order of its mutant list (tests.cpp).
 enum class mutant : unsigned {
   none,
   leaf_unflushed,        // a leaf's slot is stored before the leaf is flushed

@@ -3,6 +3,7 @@
 #include "art/wort/wort.hpp"
 
 #include "art/detail/entry.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::art::wort {
 namespace {
@@ -18,10 +19,13 @@ struct policy {
 };
 
 index_entry make_entry() {
-  index_entry e = detail::family_entry<policy>("WORT radix tree, 4-bit spans, 8-byte atomic commits", "");
+  index_entry e = detail::family_entry<policy>("WORT radix tree, 4-bit spans, 8-byte atomic commits");
   return e;
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::art::wort
+
+namespace pmindex::builtin {
+index_entry wort_entry() { return pmindex::art::wort::make_entry(); }
+}  // namespace pmindex::builtin

@@ -34,7 +34,7 @@
 namespace pmindex::basic::canary {
 
 // Deliberately broken variants for the checkers' self-tests, in the order of
-// the entry's mutant list (entry.cpp); test builds only. The kv_* ones live
+// its mutant list (tests.cpp); test builds only. The kv_* ones live
 // in the keys=bytes layout.
 enum class mutant : uint8_t {
   none,

@@ -112,7 +112,7 @@ namespace pmindex::btree::detail {
 
 enum class ins : uint8_t { done, exists, full };
 
-// The mutants of both entries' lists (entry.hpp), in their order; only
+// The mutants of both indexes' lists (tests.hpp), in their order; only
 // FPTree's list goes on to scan_order_unchecked (LB+-Tree keeps no hint).
 enum class hybrid_mutant : unsigned {
   none,

@@ -207,7 +207,7 @@ namespace pmindex::btree::dptree {
 
 using detail::entry;
 
-// In the order of the entry's mutants (entry.cpp).
+// In the order of its mutant list (tests.cpp).
 enum class mutant : unsigned {
   none,
   log_unflushed,        // a log record is not flushed before the write is acknowledged

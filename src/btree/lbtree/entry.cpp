@@ -4,23 +4,21 @@
 
 #include "btree/detail/entry.hpp"
 #include "btree/lbtree/leaf.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::btree::lbtree {
 namespace {
 
 index_entry make_entry() {
   index_entry e = btree::detail::hybrid_entry<detail::leaf_ops>(
-      "lbtree", "LB+-Tree: 256-byte PM leaves, entry moving, logless splits, DRAM inner nodes", "LB+-Tree (VLDB'20)",
-      "inner=3");
+      "lbtree", "LB+-Tree: 256-byte PM leaves, entry moving, logless splits, DRAM inner nodes", "LB+-Tree (VLDB'20)");
   e.params = {{"inner", "separator keys per DRAM inner node", "15", {}, 3, 4096}};
-  e.tests->extra.push_back(
-      {"crash_default_inner", "crashtest --index lbtree --images 1500 --ops 800 --keys 1000 --seed 22"});
-  e.tests->extra.push_back(
-      {"stress_small_inner",
-       "stress --index lbtree --params inner=3 --threads 2 --seconds 3 --keys 3000 --check stats,range"});
   return e;
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::btree::lbtree
+
+namespace pmindex::builtin {
+index_entry lbtree_entry() { return pmindex::btree::lbtree::make_entry(); }
+}  // namespace pmindex::builtin

@@ -152,7 +152,7 @@ namespace pmindex::btree::pactree {
 
 using detail::entry;
 
-// In the order of the entry's mutants (entry.cpp).
+// In the order of its mutant list (tests.cpp).
 enum class mutant : unsigned {
   none,
   split_unlogged,     // a split writes no log entry (recovery cannot clip)

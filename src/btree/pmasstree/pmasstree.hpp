@@ -153,7 +153,7 @@
 
 namespace pmindex::btree::pmasstree {
 
-// In the order of the entry's mutants (entry.cpp).
+// In the order of its mutant list (tests.cpp).
 enum class mutant : unsigned {
   none,
   perm_before_flush,  // the permutation names a slot that was never flushed

@@ -1,6 +1,7 @@
 // Registry entry of `utree` (see utree.hpp): one tree template over the two
 // key policies of btree/detail/keys.hpp.
 #include "btree/utree/utree.hpp"
+#include "builtin_indexes.hpp"
 
 namespace pmindex::btree::utree {
 namespace {
@@ -27,36 +28,6 @@ index_entry make_entry() {
                   4,
                   64}},
   };
-  // In the order of enum class mutant (utree.hpp).
-  const std::string crash = "--params leaf=4 --images 800 --ops 400 --keys 48 --seed 5 --max-violations 1";
-  e.mutants = {
-      {"node_unflushed", "an insert links its node before the node is durable", "crashtest", crash,
-       "recovery failed: utree|after recovery: utree|operation was lost|never written|never inserted"},
-      {"pred_unflushed", "an insert never flushes the predecessor's next word (its commit)", "crashtest",
-       crash, "operation was lost"},
-      {"free_no_epoch", "a remove frees its node at once, while scans may stand on it", "stress",
-       "--params leaf=4 --threads 4 --seconds 4 --keys 400 --check stats,range", "stress: violation: .*scan"},
-  };
-  e.tests = test_profile{.crash_args = "--params leaf=4", .crash_bytes_args = "--params leaf=4"};
-  const std::string small = " --index utree --params leaf=4";
-  e.tests->extra = {
-      // Every persistence event of a history of list inserts and removes
-      // (leaves split and unlink) is a crash point.
-      {"exhaustive_list", "crashtest" + small + " --exhaustive --ops 120 --keys 32 --seed 6 --stats", "",
-       " [1-9][0-9]* violations"},
-      {"exhaustive_list_bytes", "crashtest" + small + ",keys=bytes --exhaustive --ops 80 --keys 32 --seed 7",
-       "", " [1-9][0-9]* violations"},
-      {"threads4_random", "crashtest" + small + " --threads 4 --images 1500 --ops 600 --seed 9", "",
-       " [1-9][0-9]* violations"},
-      {"crash_bytes_threads2",
-       "crashtest" + small + ",keys=bytes --threads 2 --images 800 --ops 400 --seed 3", "",
-       " [1-9][0-9]* violations"},
-      {"stress_small_leaves", "stress" + small + " --threads 4 --seconds 3 --keys 3000 --check stats,range",
-       "", " [1-9][0-9]* violations"},
-      {"stress_bytes_small_leaves",
-       "stress" + small + ",keys=bytes --threads 2 --seconds 3 --keys 3000 --check stats,range", "",
-       " [1-9][0-9]* violations"},
-  };
   e.factory = [](pm::pool& p, open_kind k, const index_config& c) -> std::unique_ptr<index> {
     if (c.keys() == key_kind::bytes) return std::make_unique<tree<detail::byte_keys>>(p, k, c);
     return std::make_unique<tree<detail::u64_keys>>(p, k, c);
@@ -65,5 +36,8 @@ index_entry make_entry() {
 }
 
 }  // namespace
-PMINDEX_REGISTER_INDEX(make_entry);
 }  // namespace pmindex::btree::utree
+
+namespace pmindex::builtin {
+index_entry utree_entry() { return pmindex::btree::utree::make_entry(); }
+}  // namespace pmindex::builtin

@@ -100,7 +100,7 @@ namespace pmindex::btree::utree {
 
 using detail::entry;
 
-// In the order of the entry's mutants (entry.cpp).
+// In the order of its mutant list (tests.cpp).
 enum class mutant : unsigned {
   none,
   node_unflushed,  // an insert links its node before the node is durable

@@ -72,7 +72,7 @@
 
 namespace pmindex::pmemids::btree {
 
-// Entry order: btree lists the first three, btree-ref all five.
+// In the order of the mutant lists (tests.cpp): btree lists the first three, btree-ref all five.
 enum class mutant : unsigned {
   none,
   publish_before_flush,
@@ -106,10 +106,6 @@ static_assert(sizeof(node) == 152);
 // removes. 208: 152 + 17 * (16 + 8 + 208) = 4096.
 inline constexpr uint32_t k_max_embedded_value = 208;
 static_assert(sizeof(node) + k_max * (16 + 8 + k_max_embedded_value) <= alloc::k_max_small);
-
-// btree's mutants in entry order (btree/entry.cpp); btree-ref lists them
-// and its own two.
-std::vector<mutant_spec> btree_mutants();
 
 class tree {
  public:
