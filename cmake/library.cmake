@@ -37,6 +37,10 @@ foreach(_kind shared static)
   endif()
   target_link_libraries(pmindex_${_kind} PUBLIC ${PMINDEX_PUBLIC_DEPS})
 endforeach()
+# The sanitizer tier of the tests (tests/CMakeLists.txt) installs nothing.
+if(PMINDEX_TEST_TIER STREQUAL "unit")
+  set_target_properties(pmindex_shared pmindex_static PROPERTIES EXCLUDE_FROM_ALL ON)
+endif()
 set_target_properties(pmindex_shared PROPERTIES VERSION ${PROJECT_VERSION}
                       SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR} EXPORT_NAME pmindex)
 set_target_properties(pmindex_static PROPERTIES EXPORT_NAME pmindex_static)
