@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "pmindex/util/hash.hpp"
 
@@ -181,10 +182,16 @@ void list::rebuild() {
   uint64_t records;
   if (auto why = walk(&records, false, nullptr); !why.empty())
     throw error(errc::corrupt, "skiplist: " + why + " during recovery");
+  // The nodes and heights the walk checked, taken before any word is
+  // written: in a damaged pool two nodes may overlap, and linking one would
+  // then change the other's height or next pointer under the loop.
+  std::vector<std::pair<uint64_t, uint32_t>> nodes;
+  nodes.reserve(records);
+  for (uint64_t x = next(head_)[0]; x && nodes.size() < records; x = next(x)[0]) nodes.push_back({x, height(x)});
   uint64_t last[k_levels];
   std::fill(last, last + k_levels, head_);
-  for (uint64_t x = next(head_)[0]; x; x = next(x)[0])
-    for (uint32_t l = 1; l < height(x); ++l) {
+  for (auto [x, h] : nodes)
+    for (uint32_t l = 1; l < h; ++l) {
       next(last[l])[l] = x;
       p_.flush(&next(last[l])[l], 8);
       last[l] = x;
