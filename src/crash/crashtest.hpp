@@ -12,7 +12,8 @@
 //   - open succeeds (recovery, tracing rebuild), check() holds;
 //   - every completed operation is present, the one in flight is wholly
 //     applied or absent (single thread: the content equals the reference
-//     map before or after that operation; threads: see multi_thread.cpp);
+//     map before or after that operation; threads: see history.cpp and
+//     docs/crash-checker.md, "Histories");
 //   - no block is reachable twice, the heap holds exactly the traced blocks,
 //     and no more blocks than the live pool had handed out (a block freed
 //     while a crash could still reach it is a use-after-free);

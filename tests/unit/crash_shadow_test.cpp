@@ -1,6 +1,6 @@
 // The crash checker's model of durability (src/crash/shadow.cpp, image.cpp):
 // which states a line may hold after a crash, per the x86 flush/fence rules.
-// The end-to-end checks are `pmindex crashtest` (tests/crash/crashtests.cmake).
+// The end-to-end checks are `pmindex crashtest` (tests/registry_tests.cmake).
 #include <sys/mman.h>
 
 #include <atomic>

@@ -1,4 +1,5 @@
-// The conformance suite for byte keys and values (BYTEKEYS.md): every
+// The conformance suite for byte keys and values (their contract:
+// include/pmindex/index.hpp): every
 // registered index whose entry takes key_kind::bytes, created keys=bytes,
 // against a std::map<std::string, std::string> oracle. Keys of 0..300 bytes
 // sharing prefixes, prefix chains, \0 and \xff bytes, the empty key, the
