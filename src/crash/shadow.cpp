@@ -150,10 +150,7 @@ void shadow_observer::on_flush(const void* addr, size_t len) {
   event(lk, false);
   auto a = reinterpret_cast<uintptr_t>(addr);
   auto b = reinterpret_cast<uintptr_t>(base_);
-  if (a < b || a + len > b + size_ || !len) {
-    ++outside_;
-    return;
-  }
+  if (a < b || a + len > b + size_ || !len) return;  // no line of the pool
   auto& w = me();
   for (uint64_t l = (a - b) / k_line; l * k_line < a - b + len; ++l) {
     auto& p = w.pending[l];

@@ -66,7 +66,6 @@ class shadow_observer final : public pm::persist_observer {
   uint64_t events() const { return events_; }
   char* base() const { return base_; }
   uint64_t size() const { return size_; }
-  uint64_t flushes_outside() const { return outside_; }
 
   // Worker threads of a multi-threaded history: register (its kernel tid),
   // park at operation boundaries when asked, and say when they are done.
@@ -108,7 +107,6 @@ class shadow_observer final : public pm::persist_observer {
   char* durable_ = nullptr;
   uint64_t* dver_ = nullptr;  // per line: version (event) of the durable value
   uint64_t events_ = 0;
-  uint64_t outside_ = 0;
   listener* listener_ = nullptr;
 
   mutable std::mutex mu_;
