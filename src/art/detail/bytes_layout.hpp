@@ -68,10 +68,6 @@ struct byte_digits {
     }
     return unsigned(n) * k_per_byte;
   }
-  // True if digits [0, n) of a and b agree (both at least n digits long).
-  static bool same_digits(std::string_view a, std::string_view b, unsigned n) {
-    return first_diff(a, b) >= n;
-  }
 
   static header decode(uint64_t w) { return {uint32_t(w & 0xffff), uint32_t((w >> 16) & 0xffff), w >> 32}; }
   // The header word of a node at `depth` with a prefix of `plen` digits,

@@ -64,7 +64,6 @@ struct inner_tail {
 static_assert(sizeof(bpair) == 32 && sizeof(blog_entry) == 64 && sizeof(blog_leaf) == 416);
 
 inline uint64_t bleaf_size(unsigned cap) { return 32 + sizeof(bpair) * uint64_t{cap}; }
-inline unsigned bleaf_cap_for(unsigned n) { return n <= k_bsmall_leaf ? k_bsmall_leaf : k_bbig_leaf; }
 inline uint64_t bleaf_block_size(const header* h) { return leaf_logged(h) ? sizeof(blog_leaf) : bleaf_size(h->cap); }
 inline bpair* bleaf_pairs(header* h) {
   return leaf_logged(h) ? reinterpret_cast<blog_leaf*>(h)->kv : reinterpret_cast<bleaf*>(h)->kv;

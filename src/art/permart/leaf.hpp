@@ -39,7 +39,6 @@ inline constexpr unsigned k_small_leaf = 2;
 inline constexpr unsigned k_big_leaf = 14;
 inline constexpr unsigned k_max_view = k_big_leaf + 2;  // base pairs + 2 log inserts
 inline constexpr uint64_t leaf_size(unsigned cap) { return 32 + 16 * uint64_t{cap}; }
-inline constexpr unsigned leaf_cap_for(unsigned n) { return n <= k_small_leaf ? k_small_leaf : k_big_leaf; }
 inline uint64_t leaf_block_size(const header* h) { return leaf_logged(h) ? sizeof(log_leaf) : leaf_size(h->cap); }
 inline pair* leaf_pairs(header* h) {
   return leaf_logged(h) ? reinterpret_cast<log_leaf*>(h)->kv : reinterpret_cast<leaf*>(h)->kv;
@@ -60,7 +59,6 @@ inline unsigned lower_bound(const pair* kv, unsigned n, uint64_t k) {
   while (i < n && kv[i].key < k) ++i;
   return i;
 }
-inline unsigned leaf_lower_bound(const leaf* l, uint64_t k) { return lower_bound(l->kv, l->h.count, k); }
 
 // Applies one log entry to a sorted view of n pairs; returns the new n.
 inline unsigned apply_log(pair* kv, unsigned n, uint64_t key, uint64_t value, bool del) {

@@ -79,9 +79,6 @@ inline unsigned first_diff_byte(uint64_t a, uint64_t b) { return __builtin_clzll
 inline constexpr uint64_t child_min(uint64_t prefix, unsigned d, unsigned b) {
   return (prefix & prefix_mask(d)) | (uint64_t{b} << (56 - 8 * d));
 }
-inline constexpr uint64_t child_max(uint64_t prefix, unsigned d, unsigned b) {
-  return child_min(prefix, d, b) | ((d == 7) ? 0 : (~uint64_t{0} >> (8 * (d + 1))));
-}
 
 inline bool leaf_logged(const header* h) { return h->depth == k_leaf_logged; }
 
