@@ -60,14 +60,23 @@ void tree::set_inner_key(uint64_t x, uint32_t i, const key& k) const {
 }
 
 tree::place tree::locate(const key& k) const {
+  place pl;
   uint64_t* slot = &root_->tree;
-  while (!at(*slot)->leaf) slot = &child(*slot)[route(*slot, k)];
-  const uint64_t x = *slot;
-  for (uint64_t b = at(x)->bitmap; b; b &= b - 1) {
-    const uint32_t i = static_cast<uint32_t>(std::countr_zero(b));
-    if (rec_key(x, i) == k) return {x, i, slot};
+  while (!at(*slot)->leaf) {
+    const uint32_t i = route(*slot, k);
+    if (at(*slot)->n) pl.fork = slot, pl.fork_i = i;
+    slot = &child(*slot)[i];
   }
-  return {x, k_leaf, slot};
+  pl.slot = slot;
+  pl.leaf = *slot;
+  for (uint64_t b = at(pl.leaf)->bitmap; b; b &= b - 1) {
+    const uint32_t i = static_cast<uint32_t>(std::countr_zero(b));
+    if (rec_key(pl.leaf, i) == k) {
+      pl.i = i;
+      break;
+    }
+  }
+  return pl;
 }
 
 const char* tree::find(key k, uint32_t* n) const {
@@ -202,16 +211,60 @@ bool tree::update(key k, const char* v, uint32_t n) {
   return true;
 }
 
+// The leaf at pl (its last record being removed) leaves the tree: the
+// node at *pl.fork is replaced by a copy without the child on the way (or,
+// the root left with one child, by that child), and the nodes that child
+// led to are freed. False, and nothing changed, when the pool has no room
+// for the copy.
+bool tree::unlink_leaf(writer& w, const place& pl) {
+  const uint64_t a = *pl.fork;
+  const uint32_t n = at(a)->n, ai = pl.fork_i;
+  const uint64_t gone = child(a)[ai];
+  if (pl.fork == &root_->tree && n == 1) {
+    w.link(pl.fork, child(a)[1 - ai], {});
+  } else {
+    uint64_t na;
+    try {
+      na = w.fresh_node(false);
+    } catch (const error& e) {
+      if (e.code() != errc::pool_full) throw;
+      return false;
+    }
+    // Child ai goes with the separator on its left (the right one for child
+    // 0): its neighbour takes its range.
+    const uint32_t kd = ai ? ai - 1 : 0;
+    std::memcpy(ikey(na, 0), ikey(a, 0), kd * ik_);
+    std::memcpy(ikey(na, kd), ikey(a, kd + 1), (n - kd - 1) * ik_);
+    std::memcpy(child(na), child(a), ai * 8);
+    std::memcpy(child(na) + ai, child(a) + ai + 1, (n - ai) * 8);
+    at(na)->n = n - 1;
+    w.link(pl.fork, na, {na});
+  }
+  for (uint64_t x = gone;;) {
+    const bool leaf = at(x)->leaf;
+    const uint64_t below = leaf ? 0 : child(x)[0];
+    w.drop(x);
+    if (leaf) break;
+    x = below;
+  }
+  w.drop(a);
+  return true;
+}
+
 bool tree::remove(key k) {
   place pl = locate(k);
   if (pl.i == k_leaf) return false;
   uint64_t& bm = at(pl.leaf)->bitmap;
+  const bool last = pl.fork && (bm & k_full) == uint64_t{1} << pl.i;
   if (tx()) {
     pm::transaction t(p_);
-    t.set(&bm, bm & ~(uint64_t{1} << pl.i));
+    writer w{*this, &t};
+    if (!last || !unlink_leaf(w, pl)) t.set(&bm, bm & ~(uint64_t{1} << pl.i));
     t.commit();
     return true;
   }
+  writer w{*this, nullptr};
+  if (last && unlink_leaf(w, pl)) return true;
   p_.store_persist(&bm, bm & ~(uint64_t{1} << pl.i));
   return true;
 }
@@ -240,8 +293,8 @@ std::string tree::check_node(uint64_t x, int depth, int& leaf_depth, const key* 
     if (leaf_depth < 0) leaf_depth = depth;
     return leaf_depth == depth ? "" : "leaves at depths " + std::to_string(leaf_depth) + " and " + std::to_string(depth);
   }
-  // Inner nodes only split (never merge): >= 7 keys unless the root.
-  if (h.n > k_inner || h.n < (depth ? k_inner / 2 - 1 : 1)) return "inner node with " + std::to_string(h.n) + " keys";
+  // Removes take emptied leaves out, nodes never merge: 0..16 keys.
+  if (h.n > k_inner) return "inner node with " + std::to_string(h.n) + " keys";
   for (uint32_t i = 0; i < h.n; ++i) {
     key k = inner_key(x, i);
     if ((i > 0 && !(inner_key(x, i - 1) < k)) || (lo && !(*lo < k)) || (hi && !(k < *hi)))

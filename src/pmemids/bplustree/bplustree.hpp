@@ -10,9 +10,10 @@
 // study's sorted leaves shifted records in place, which a crash can tear).
 // A scan sorts each leaf's records (16 at most). There is no leaf chain: a
 // scan walks down the tree (a chain would be a second word to commit at
-// every split). Removes clear a bit; leaves are not merged (an emptied leaf
-// stays and takes later keys of its range, so a pool emptied and refilled
-// holds as much again).
+// every split). A remove clears a bit; a remove that empties a leaf takes
+// the leaf out of the tree instead (below), so a pool emptied and refilled
+// with other keys holds as much again. Nodes are never merged: an inner node
+// may hold as few as one child (0 keys).
 //
 // Node (header, then the leaf's records or the inner node's keys and
 // children; kw = 8 for keys=u64, 16 for keys=bytes; ik = 8 for keys=u64, 24
@@ -36,10 +37,19 @@
 //     one 8-byte value store (F 1, 1 fence); keys=bytes update writes the
 //     new record into a free slot and swaps the two bits in one bitmap
 //     store (2 fences; a full leaf is copied and relinked instead).
+//     A remove of a leaf's last record unlinks the leaf: a copy of the
+//     lowest node above it that has another child, without that child,
+//     flushed, 1 fence, then the 8-byte store of the word that points to
+//     that node (F 1, 1 fence); the leaf, the one-child nodes between and
+//     the old node are freed after it. A root left with one child is
+//     replaced by that child. When the pool has no room for the copy, the
+//     remove clears the bit and the empty leaf stays.
 //   tx: the same steps in one undo-log transaction: an insert saves the
 //     free slot and the bitmap (2 snapshots), commit: 4 fences; a split's
 //     new nodes are allocated in the transaction and linked by a saved
-//     store. A remove: 1 snapshot + commit, 3 fences. keys=bytes update: the
+//     store. A remove: 1 snapshot + commit, 3 fences (one that empties a
+//     leaf: the copy allocated in the transaction, the pointing word saved,
+//     the old blocks freed at commit). keys=bytes update: the
 //     record saved and rewritten in place, 3 fences.
 // Recovery: nothing to repair (tx: the pool rolled the log back before);
 // tracing reclaims the blocks a crash left unlinked.
@@ -132,11 +142,16 @@ class tree {
     return i;
   }
   bool full(uint64_t x) const { return at(x)->leaf ? at(x)->bitmap == k_full : at(x)->n == k_inner; }
-  // The leaf for k, its slot of k (k_leaf if absent), and its parent's word.
+  // The leaf for k, its slot of k (k_leaf if absent), and its parent's
+  // word; the word pointing to the lowest inner node on the way that has
+  // more than one child, and which of its children the way took (the
+  // nodes below it down to the leaf have one child each).
   struct place {
     uint64_t leaf = 0;
     uint32_t i = k_leaf;
     uint64_t* slot = nullptr;
+    uint64_t* fork = nullptr;
+    uint32_t fork_i = 0;
   };
   place locate(const key& k) const;
   uint32_t sorted(uint64_t leaf, uint32_t* order) const;  // slots in key order
@@ -144,6 +159,7 @@ class tree {
   void split(writer& w, uint64_t* xslot, uint64_t x, uint32_t i);
   bool tx() const noexcept { return p_.pm_mode() == pm::mode::tx; }
   void add(writer& w, const key& k, const char* v, uint32_t n);
+  bool unlink_leaf(writer& w, const place& pl);
   template <class F>
   bool walk(uint64_t x, const key& from, F& f) const {
     if (!at(x)->leaf) {
