@@ -10,16 +10,8 @@
 
 namespace pmindex::bench {
 
-// splitmix64: expands one 64-bit seed into well-mixed words.
-inline uint64_t splitmix64(uint64_t& s) noexcept {
-  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// murmur3's 64-bit finaliser: a bijection of the 64-bit integers.
 using util::mix64;
+using util::splitmix64;
 
 // A bijection of [0, 2^bits): xor-shift and odd multiplications, each a
 // bijection modulo 2^bits (bits in [8, 64]).

@@ -86,6 +86,9 @@ std::optional<uint64_t> record_count(args& a, const std::string& name, uint64_t 
 }  // namespace
 
 int cmd_bench(args& a) {
+  // The source tree's commit as the run begins: a change made to the tree
+  // while a long run goes on must not mark its results "-dirty".
+  (void)bench::git_commit();
   bench::run_config base;
   const bool mode_given = a.has("mode") || std::getenv("PMINDEX_MODE");
   base.base = index_options(a, pm::open_mode::must_create);

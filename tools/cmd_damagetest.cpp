@@ -160,7 +160,7 @@ pristine load_pristine(const std::string& path) {
 
 struct rng {
   uint64_t s;
-  uint64_t next() { return s = util::mix64(s + 0x9E3779B97F4A7C15ull); }
+  uint64_t next() { return util::splitmix64(s); }
   uint64_t below(uint64_t n) { return n ? next() % n : 0; }
 };
 

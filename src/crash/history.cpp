@@ -11,6 +11,7 @@
 #include "checker.hpp"
 #include "image.hpp"
 #include "pmindex/error.hpp"
+#include "pmindex/util/hash.hpp"
 
 namespace pmindex::crash {
 
@@ -147,7 +148,7 @@ void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
 }
 
 void checker::run_thread(uint32_t t) {
-  std::mt19937_64 rng(mix64(c_.seed * 1000003 + t));
+  std::mt19937_64 rng(util::splitmix_mix(c_.seed * 1000003 + t));
   for (uint64_t j = 0; j < logs_[t].size() && !stop_; ++j) {
     if (obs_->crash_pending()) obs_->park();  // a background thread may crash
     do_op(t, j, rng);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "pmindex/util/hash.hpp"
+
 namespace pmindex::crash {
 
 uint64_t combinations(const std::vector<candidate>& c) {
@@ -17,7 +19,7 @@ uint64_t combinations(const std::vector<candidate>& c) {
 void apply_variant(const std::vector<candidate>& c, uint64_t seed, uint64_t point, uint64_t v, char* base) {
   const uint64_t combos = combinations(c);
   uint64_t digits = v;
-  uint64_t r = mix64(seed ^ mix64(point ^ mix64(v)));
+  uint64_t r = util::splitmix_mix(seed ^ util::splitmix_mix(point ^ util::splitmix_mix(v)));
   for (auto& x : c) {
     uint32_t choice;  // 0..n-1: a recorded state; n: leave the current value
     if (combos <= k_enumerate_limit) {
@@ -28,7 +30,7 @@ void apply_variant(const std::vector<candidate>& c, uint64_t seed, uint64_t poin
     } else if (v == 1) {
       choice = x.n;
     } else {
-      r = mix64(r);
+      r = util::splitmix_mix(r);
       choice = static_cast<uint32_t>(r % (x.n + 1));
     }
     if (choice < x.n) std::memcpy(base + x.line * k_line, x.state[choice], k_line);

@@ -19,12 +19,6 @@ namespace pmindex::crash {
 
 inline constexpr uint64_t k_enumerate_limit = 16;
 
-inline uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Distinct images of a crash point, or k_enumerate_limit + 1 if more.
 uint64_t combinations(const std::vector<candidate>& c);

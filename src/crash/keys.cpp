@@ -8,6 +8,7 @@
 #include "checker.hpp"
 #include "image.hpp"
 #include "pmindex/error.hpp"
+#include "pmindex/util/hash.hpp"
 
 namespace pmindex::crash {
 
@@ -17,7 +18,7 @@ namespace pmindex::crash {
 // With a dataset: distinct random ids of it (see key_source). An index
 // with a key limit: draw_limited_keys.
 void checker::make_keys() {
-  std::mt19937_64 rng(mix64(c_.seed ^ 0x6b657973));
+  std::mt19937_64 rng(util::splitmix_mix(c_.seed ^ 0x6b657973));
   if (limit_) {
     draw_limited_keys(rng);
   } else if (c_.dataset) {

@@ -1,4 +1,4 @@
-// See include/pmindex/testing/snapshot_check.hpp.
+// See snapshot_check.hpp.
 #include "testing/snapshot_check.hpp"
 
 #include <algorithm>
@@ -10,16 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "pmindex/util/hash.hpp"
+
 namespace pmindex::checks {
 
 namespace {
 
-uint64_t scatter(uint64_t i) {  // a bijection: distinct i, distinct keys
-  uint64_t z = i + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t scatter(uint64_t i) { return util::splitmix_mix(i); }  // a bijection: distinct i, distinct keys
 uint64_t value_of(uint64_t key) { return key * 3 + 1; }
 
 struct shared_state {

@@ -20,15 +20,20 @@ echo "kill_verify: index=$index rounds=$rounds keys=$keys max_delay=${max_ms}ms 
 dir=/dev/shm
 pool="$dir/c-kill-$index-$$.pool"
 out=$(mktemp)
-trap 'rm -f "$pool" "$pool".creating.* "$out"' EXIT
-fail() { echo "kill_verify: FAIL round $r: $*"; exit 1; }
+err=$(mktemp)
+trap 'rm -f "$pool" "$pool".creating.* "$out" "$err"' EXIT
+fail() {
+  echo "kill_verify: FAIL round $r: $*"
+  echo "kill_verify: the killed load (status $status) printed: $(tail -c 2000 "$err")"
+  exit 1
+}
 
 for ((r = 1; r <= rounds; r++)); do
   rm -f "$pool"
   ack=$(( 1 + RANDOM % 200 ))
   delay_ms=$(( RANDOM % max_ms ))
   "$bin" load --index "$index" --pool "$pool" --pool-size "$pool_size" --keys "$keys" --ack-every "$ack" \
-    "${extra[@]}" >"$out" 2>/dev/null &
+    "${extra[@]}" >"$out" 2>"$err" &
   pid=$!
   sleep "$(printf '0.%03d' "$delay_ms")"
   kill -KILL "$pid" 2>/dev/null
