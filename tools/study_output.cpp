@@ -180,7 +180,7 @@ int run_study(const study_spec& s, const run_settings& rs) {
   auto invs = expand(s, rs, cores);
   std::vector<std::string> notes;
   if (rs.scale == "paper") {
-    std::printf("study %s: estimating each index's footprint from a 100K-record load\n", s.name.c_str());
+    std::printf("study %s: estimating each index's footprint from loads of 100K and 200K records\n", s.name.c_str());
     fit_to_machine(invs, rs, notes);
     for (auto& n : notes) std::printf("  %s\n", n.c_str());
   }
