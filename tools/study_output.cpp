@@ -284,7 +284,11 @@ int run_study(const study_spec& s, const run_settings& rs) {
     if (k != "options") context.set(k, v);
   context.set("command", rs.command);
   context.set("study", s.name);
-  context.set("study_file", s.path);
+  // The source tree's own study files by their path in the tree: a page
+  // names no directory of the machine that ran it.
+  const std::string tree_studies = std::string(PMINDEX_SOURCE_DIR) + "/studies/";
+  const bool in_tree = *PMINDEX_SOURCE_DIR && s.path.rfind(tree_studies, 0) == 0;
+  context.set("study_file", in_tree ? "studies/" + s.path.substr(tree_studies.size()) : s.path);
   context.set("scale", rs.scale);
   context.set("repetitions", reps);
   if (!context.get("date")) {
