@@ -1,5 +1,6 @@
 #include "pmindex/alloc/heap.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <string>
@@ -29,6 +30,7 @@ heap::heap(char* base, uint64_t heap_offset, uint64_t nchunks)
     : base_(base),
       heap_offset_(heap_offset),
       nchunks_(nchunks),
+      batch_(uint32_t(std::clamp<uint64_t>(nchunks / 8, 4, thread_cache::k_batch))),
       kind_(nchunks, k_chunk_free),
       used_(nchunks, 0),
       bitmap_(nchunks * k_words, 0),
@@ -59,9 +61,9 @@ void heap::free(thread_cache& tc, uint64_t off) {
   if (reserve_short_[cls].load(std::memory_order_relaxed)) [[unlikely]]
     if (repay(cls, off)) return;
   auto& b = tc.bins[cls];
-  if (b.count == thread_cache::k_capacity) [[unlikely]] {
-    b.count -= thread_cache::k_batch;
-    release(cls, &b.blocks[b.count], thread_cache::k_batch);
+  if (b.count == 2 * batch_) [[unlikely]] {
+    b.count -= batch_;
+    release(cls, &b.blocks[b.count], batch_);
   }
   b.blocks[b.count++] = off;
 }
@@ -84,12 +86,12 @@ void heap::refill(thread_cache::bin& b, unsigned cls) {
   std::lock_guard lk(mu_);
   const uint32_t per_chunk = blocks_per_chunk(cls);
   const uint64_t size = class_size(cls);
-  while (b.count < thread_cache::k_batch) {
+  while (b.count < batch_) {
     int64_t c = partial_[cls];
     if (c == k_nil && (c = new_small_chunk(cls)) < 0) return;  // full: hand out what we have
     uint64_t* w = bits(c);
-    for (uint32_t i = 0; i < k_words && b.count < thread_cache::k_batch; ++i) {
-      while (~w[i] != 0 && b.count < thread_cache::k_batch) {
+    for (uint32_t i = 0; i < k_words && b.count < batch_; ++i) {
+      while (~w[i] != 0 && b.count < batch_) {
         uint32_t bit = std::countr_one(w[i]);
         uint32_t idx = i * 64 + bit;
         if (idx >= per_chunk) break;

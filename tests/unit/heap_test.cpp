@@ -389,6 +389,32 @@ TEST(Heap, CleanSaveLoadRoundTrip) {
   }
 }
 
+// A thread's cache takes a batch of blocks at each refill, out of the other
+// threads' reach until it gives them back. In a small pool a batch is a few
+// blocks: at 64 (the large pools' batch) one thread that allocated one
+// 1000-byte block kept 63 others (a chunk of the 2 MiB pool's 31)
+// while another thread met a full pool.
+TEST(Heap, SmallPoolThreadCachesHoldFewBlocks) {
+  auto fill = [](pm::pool& p) {
+    uint64_t n = 0;
+    while (p.alloc(1000)) ++n;
+    return n;
+  };
+  const uint64_t all = fill(*dram_pool(2 << 20));
+  auto p = dram_pool(2 << 20);
+  std::promise<void> took, filled;
+  std::thread other([&] {  // takes one block, and its cache a batch, while the pool fills
+    EXPECT_NE(p->alloc(1000), 0u);
+    took.set_value();
+    filled.get_future().wait();
+  });
+  took.get_future().wait();
+  const uint64_t rest = fill(*p);
+  filled.set_value();
+  other.join();
+  EXPECT_GE(rest + 1, all - 8) << "of " << all << " blocks";
+}
+
 // Threads that come and go give their cached blocks and their per-thread
 // state back (the state is reused, not grown).
 TEST(Heap, ThreadExitReturnsItsCache) {

@@ -26,10 +26,12 @@ namespace pmindex::alloc {
 
 class heap;
 
-// Per-thread cache: a stack of free block offsets per class.
+// Per-thread cache: a stack of free block offsets per class. A refill takes
+// up to the heap's batch() blocks; a free that finds 2 x batch() cached
+// gives batch() back.
 struct thread_cache {
   static constexpr uint32_t k_capacity = 128;
-  static constexpr uint32_t k_batch = 64;
+  static constexpr uint32_t k_batch = 64;  // the largest batch
   struct bin {
     uint32_t count = 0;
     uint64_t blocks[k_capacity];
@@ -130,6 +132,11 @@ class heap {
   char* base_;
   uint64_t heap_offset_;
   uint64_t nchunks_;
+  // Blocks a thread cache takes at a time: 64, less in a small pool, where
+  // the blocks cached by every thread in every class would otherwise hold
+  // a large part of it out of the other threads' reach (a 2 MiB pool has
+  // 31 chunks; one 64-block batch of 1 KiB blocks fills a chunk).
+  uint32_t batch_;
   mutable sync::spin_lock mu_;  // short sections; see spin_lock.hpp for why not a mutex
   std::vector<uint32_t> kind_;     // chunk words, see detail/header.hpp
   std::vector<uint16_t> used_;     // allocated blocks per small chunk

@@ -23,12 +23,17 @@
 //     remove. Leaves form a B-LINK chain per layer: `next` and an immutable
 //     low bound `low`; a reader whose key is >= next's low moves right, so a
 //     leaf reached through stale inner nodes, or only through the chain, is
-//     found. Leaves are never freed (an emptied leaf stays in its chain; an
-//     emptied layer stays too -- caveat).
+//     found. A leaf a remove empties is unlinked and freed (below); a
+//     layer's first leaf stays, and so does an emptied layer (caveat).
 //   inner nodes: up to 15 separators and 16 children (param `inner`),
 //     immutable once published: an insert into one builds a new copy (two
 //     when it splits) and swings ONE 8-byte word above it (a child word of
-//     the first unchanged ancestor, or the layer's root word). RECIPE's
+//     the first unchanged ancestor, or the layer's root word). One change
+//     is made in place: a dropped leaf's child words are swung to the leaf
+//     on its left, so a leaf may be named by more than one child word (a
+//     crash between the swings may leave another leaf's words between
+//     them: both namings are valid for B-link descents); the node's next
+//     copy names each leaf once. RECIPE's
 //     P-Masstree makes its inner nodes B-link nodes with permutations too;
 //     copy-on-write inner nodes need no lock word, no sibling link and no
 //     repair of an interrupted inner split, at ~5 lines flushed per leaf
@@ -62,6 +67,17 @@
 //     recovery CLIPS L (drops its entries >= next's low); after the swing
 //     or not, the chain finds R (the B-link rule tolerates a missing parent
 //     entry; check() counts such `chain-only` leaves).
+//   emptied leaf L (a remove left it no entry; not the first child of its
+//     parent; under split_mu_, then L's lock, then its left neighbour P's):
+//     L's child words swung to the child on their left, flushed, fence (a
+//     descent lands left of L and the chain leads right: valid before and
+//     after a crash, L then an empty leaf only the chain holds); P.next =
+//     L.next, flush, fence: the COMMIT, L unreachable (after a crash,
+//     tracing reclaims it); L marked dead, P's offset left in it (volatile
+//     words, under its lock: a reader or writer that reached L through a
+//     parent read before the swing, or an old copy of the parent, goes on
+//     from P, whose range now holds L's, moving right as ever) and retired
+//     through the epochs. 2 + 1 flushes, 2 fences, beside the remove's own.
 //   new layer (an insert meets a suffix entry of another key with the same
 //     slice): the new layer's leaf (or leaves, one per shared slice) with
 //     both records, flushed, fence, the entry's value word swung to the
@@ -100,7 +116,8 @@
 //   copied when that leaf splits, so its swing takes that leaf's lock
 //   (found again under split_mu_), like any write of the leaf.
 //   Deadlock freedom: a thread holds at most one leaf lock, except that
-//   split_mu_'s holder may then take one; nobody holding a leaf lock waits
+//   split_mu_'s holder may then take one (two when it drops a leaf: the
+//   leaf, then leaves on its left); nobody else holding a leaf lock waits
 //   for split_mu_ or for another leaf lock. A new layer is made under the
 //   leaf's lock only.
 //   Writers touch no shared line but their leaves': they pass a writer
@@ -131,15 +148,18 @@
 // copy fails the insert with pool_full and leaves the new leaf found
 // through the chain only (records unchanged; check() counts such leaves;
 // its own split later inserts its new neighbour's separator, not its own);
-// leaves and layers emptied by removes stay (reused by later inserts;
-// Masstree frees them); keys up to 4096 bytes; generations
+// a leaf that is its parent's first child stays when emptied (reused by
+// the keys of its range, which grows over dropped neighbours), and so do
+// emptied layers (Masstree frees both); keys up to 4096 bytes; generations
 // are 32 bits (a leaf last locked exactly 2^32 opens ago would look held).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "common/atomics.hpp"
@@ -161,6 +181,8 @@ enum class mutant : unsigned {
   lock_trusted,       // lock words of an older generation are trusted
   layer_unflushed,    // a new layer is swung in before its leaf is durable
   no_recheck,         // a writer trusts the leaf its descent found (no B-link check under the lock)
+  unlink_first,       // an emptied leaf leaves the chain before its parent stops naming it
+  dead_trusted,       // a writer writes into a leaf a remove has unlinked
 };
 
 // ---------------------------------------------------------------- ikeys
@@ -196,7 +218,8 @@ struct leaf {
   uint64_t next;           //  32  right sibling (0: last of the layer): commit word of a split
   uint64_t low_slice;      //  40  immutable low bound {slice, class} (the layer's first leaf: {0, 0})
   uint64_t low_cls;        //  48
-  uint64_t pad;            //  56
+  uint64_t dead;           //  56  volatile: dead_mark() once a remove has unlinked the emptied leaf
+                           //      (then slot[0].value names the leaf that was on its left)
   slot_t slot[k_width];    //  64  {slice, value}
 };                         // 304 bytes (class 320)
 static_assert(sizeof(leaf) == 304);
@@ -293,6 +316,11 @@ class tree final : public bytes_index {
   bool current(uint64_t w) const noexcept {
     return uint32_t(w >> 32) == gen_ || mut_.on(mutant::lock_trusted);
   }
+  // A leaf's `dead` word once a remove unlinked it, of this generation
+  // only: a word from before the open (or a damaged one) marks nothing, so
+  // no reader of a reopened pool skips a leaf the structure still holds.
+  uint64_t dead_mark() const noexcept { return uint64_t(gen_) << 32 | 0xdeadu; }
+  bool is_dead(const leaf* l) const noexcept { return common::load_acq(&l->dead) == dead_mark(); }
   uint64_t read_begin(const leaf* l) const;  // waits while a writer holds it
   static bool validate(const leaf* l, uint64_t v) noexcept {
     std::atomic_thread_fence(std::memory_order_acquire);
@@ -332,6 +360,12 @@ class tree final : public bytes_index {
     return make_ikey(common::load_relaxed(&l->slot[s].slice), common::load_relaxed(&l->cls[s]));
   }
   static ikey sep_of(const inner* n, unsigned i) noexcept { return make_ikey(n->key[i], n->cls[i]); }
+  // Children of n, a leaf named again counted once.
+  static unsigned distinct_children(const inner* n) noexcept {
+    unsigned c = 1;
+    for (unsigned j = 1; j <= n->nkeys; ++j) c += std::find(n->child, n->child + j, n->child[j]) == n->child + j;
+    return c;
+  }
   // The path of a descent under split_mu_: the inner nodes and the child
   // taken in each.
   using path_t = std::vector<std::pair<inner*, unsigned>>;
@@ -352,22 +386,28 @@ class tree final : public bytes_index {
       }
       ++depth_;
     }
+    void found(uint64_t leaf) noexcept { last_ = leaf; }  // the descent's leaf
     // The next leaf's offset, 0 when the layer has none (or the descent
-    // was deeper than the cursor holds).
+    // was deeper than the cursor holds). A run of child words naming one
+    // leaf names it once.
     uint64_t next(const tree& t) noexcept;
 
    private:
+    uint64_t step(const tree& t) noexcept;  // the next child word at the leaves' depth
     static constexpr unsigned k_max = 24;  // levels (2^24 leaves at the narrowest width)
     const inner* node_[k_max];
     unsigned pos_[k_max];  // the child taken in node_[i]
     unsigned depth_ = 0;
+    uint64_t last_ = 0;  // the leaf named last
   };
   // The leaf the inner nodes of layer `root` name for k (not read), each
   // inner node and child taken recorded in *path.
   uint64_t descend(uint64_t root, ikey k, leaf_path* path) const;
   // From l (at or left of k's leaf) right along the chain to the leaf whose
   // range holds k; v: the version its checks were made at (readers
-  // validate it).
+  // validate it). A dropped leaf (reached through a parent read before it
+  // stopped naming it, or an old copy of that parent) sends it to the leaf
+  // that was on its left when it was dropped, which took its range.
   leaf* settle(leaf* l, ikey k, uint64_t& v) const;
   // The leaf of layer `root` whose range holds k (moving right along the
   // chain), and the version its checks were made at (readers validate it).
@@ -377,7 +417,7 @@ class tree final : public bytes_index {
   leaf* lock_leaf(uint64_t root, ikey k);
   // The root of layer d of key k (d >= 1), read through validated leaf
   // snapshots; it may be stale by the time it is used, which a descent
-  // tolerates (leaves are never freed, inner nodes are pinned).
+  // tolerates (a layer's first leaf is never freed; what it reads is pinned).
   uint64_t layer_root(const probe& k, size_t d) const;
   // Position in the permutation of the entry with ikey k (-1: none), or
   // where it would go (*ins).
@@ -398,6 +438,10 @@ class tree final : public bytes_index {
   // @pre l locked and full. Moves its upper half to a new leaf linked after
   // it; returns the new leaf, `sep` its low bound. l stays locked.
   uint64_t split_leaf(leaf* l, ikey& sep);
+  // Takes split_mu_: unlinks and retires leaf l of layer d of key k if it is
+  // still empty and not the first child of its parent (the header's
+  // "Emptied leaves").
+  void drop_leaf(const probe& k, size_t d, leaf* l);
   // Under split_mu_: adds `sep` -> `right` (a leaf of layer d of key k)
   // to the layer's inner nodes.
   void insert_parent(const probe& k, size_t d, ikey sep, uint64_t right);
@@ -427,8 +471,10 @@ class tree final : public bytes_index {
     uint64_t records = 0, leaves = 0, inners = 0, layers = 0, chain_only = 0, depth = 0;
   };
   std::string check_layer(uint64_t root, size_t d, std::string& prefix, census& c);
-  std::string check_inner(uint64_t off, ikey lo, const ikey* hi, unsigned depth,
-                          std::vector<uint64_t>& leaves, census& c);
+  // `leaves`: the leaves the layer's inner nodes name, in key order, each
+  // once (`named`: the same, as a set).
+  std::string check_inner(uint64_t off, ikey lo, const ikey* hi, unsigned depth, std::vector<uint64_t>& leaves,
+                          std::unordered_set<uint64_t>& named, census& c);
   void trace_layer(pm::pool::trace_sink& sink, uint64_t root, unsigned depth);
   void clip_layer(uint64_t root, unsigned depth);  // recovery
   uint64_t leftmost(uint64_t root) const;

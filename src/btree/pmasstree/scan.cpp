@@ -12,6 +12,15 @@ using common::load_acq;
 
 template <bool Bytes>
 uint64_t tree<Bytes>::leaf_path::next(const tree& t) noexcept {
+  uint64_t off;
+  do off = step(t);
+  while (off && off == last_);
+  last_ = off;
+  return off;
+}
+
+template <bool Bytes>
+uint64_t tree<Bytes>::leaf_path::step(const tree& t) noexcept {
   if (depth_ > k_max) return 0;
   unsigned d = depth_;  // the deepest node with a child right of the one taken
   while (d && pos_[d - 1] >= std::min<uint64_t>(node_[d - 1]->nkeys, k_width)) --d;

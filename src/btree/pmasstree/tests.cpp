@@ -28,6 +28,10 @@ index_tests pmasstree_tests() {
       {"no_recheck", "a writer trusts the leaf its descent found (no B-link check under the leaf lock)",
        "stress", "--params leaf=2,inner=3 --mode dram --threads 4 --seconds 3 --keys 2000",
        "stress: violation"},
+      {"unlink_first", "an emptied leaf leaves the chain before its parent stops naming it", "crashtest", crash,
+       lost},
+      {"dead_trusted", "a writer writes into a leaf a remove has unlinked", "stress",
+       "--params leaf=2,inner=3 --mode dram --threads 4 --seconds 3 --keys 2000", "stress: violation"},
   };
   e.tests = test_profile{.crash_args = small, .crash_bytes_args = "--params leaf=3,inner=3"};
   const std::string run = " --index pmasstree ";

@@ -148,6 +148,7 @@ uint64_t tree<Bytes>::descend(uint64_t root, ikey k, leaf_path* path) const {
     if (path) path->push(n, i);
     off = load_acq(&n->child[i]);
   }
+  if (path) path->found(off);
   return off;
 }
 
@@ -155,6 +156,10 @@ template <bool Bytes>
 leaf* tree<Bytes>::settle(leaf* l, ikey k, uint64_t& v) const {
   for (;;) {
     uint64_t ver = read_begin(l);
+    if (is_dead(l)) {  // never cleared while the caller is pinned
+      l = at(load_acq(&l->slot[0].value));
+      continue;
+    }
     uint64_t nx = load_acq(&l->next);
     if (nx && k >= low_of(at(nx))) {  // a split its parent does not show (yet, or after a crash)
       if (validate(l, ver)) l = at(nx);
@@ -180,8 +185,17 @@ leaf* tree<Bytes>::lock_leaf(uint64_t root, ikey k) {
     lock(l);
     return l;
   }
+  // The mutant widens the window between the descent and the lock, in
+  // which a remove may drop the leaf, so that short runs on 2 cores land
+  // one in it.
+  if (mut_.on(mutant::dead_trusted)) std::this_thread::yield();
   for (;;) {
     lock(l);
+    if (is_dead(l) && !mut_.on(mutant::dead_trusted)) {  // dropped since it was read: on from its left
+      unlock(l);
+      l = at(l->slot[0].value);
+      continue;
+    }
     const uint64_t nx = l->next;
     if (!nx || k < low_of(at(nx))) return l;
     unlock(l);

@@ -46,7 +46,8 @@ check_result tree<Bytes>::check() {
 
 template <bool Bytes>
 std::string tree<Bytes>::check_inner(uint64_t off, ikey lo, const ikey* hi, unsigned depth,
-                                     std::vector<uint64_t>& leaves, census& c) {
+                                     std::vector<uint64_t>& leaves, std::unordered_set<uint64_t>& named,
+                                     census& c) {
   if (depth > k_max_inner_depth) return "inner nodes nested too deep";
   if (++c.inners > p_.size() / sizeof(inner)) return "inner nodes reached more than once";
   if (!p_.valid_block(off, sizeof(inner)) || kind_of(at<void>(off)) != k_inner || !allocated(off))
@@ -70,13 +71,18 @@ std::string tree<Bytes>::check_inner(uint64_t off, ikey lo, const ikey* hi, unsi
     const uint64_t ch = n->child[i];
     if (!p_.valid_block(ch, 64)) return "a child word " + hex(ch) + " outside the heap";
     if (kind_of(at<void>(ch)) == k_inner) {
-      if (auto m = check_inner(ch, clo, chi, depth + 1, leaves, c); !m.empty()) return m;
+      if (auto m = check_inner(ch, clo, chi, depth + 1, leaves, named, c); !m.empty()) return m;
       continue;
     }
     if (kind_of(at<void>(ch)) != k_leaf || !p_.valid_block(ch, sizeof(leaf)))
       return "a child word " + hex(ch) + " names no node";
+    // A leaf named again: a dropped leaf's child words were swung to the
+    // leaf left of it (all of them, or a crash came between the swings, and
+    // a later copy may have split the node between the two names).
+    if (named.count(ch)) continue;
     if (low_of(at(ch)) != clo) return "a leaf's low bound differs from its separator";
     leaves.push_back(ch);
+    named.insert(ch);
   }
   return {};
 }
@@ -92,7 +98,8 @@ std::string tree<Bytes>::check_layer(uint64_t root, size_t d, std::string& prefi
   std::vector<uint64_t> refs;
   if (!p_.valid_block(root, 64)) return "a root word " + hex(root) + " outside the heap";
   if (kind_of(at<void>(root)) == k_inner) {
-    if (auto m = check_inner(root, 0, nullptr, 0, refs, c); !m.empty()) return m;
+    std::unordered_set<uint64_t> named;
+    if (auto m = check_inner(root, 0, nullptr, 0, refs, named, c); !m.empty()) return m;
   } else {
     refs.push_back(root);
   }

@@ -62,7 +62,12 @@ int tree<Bytes>::attempt(const probe& k, uint64_t kv, op o, uint64_t& old) {
       if (o == k_insert) return 0;
       old = w;
       if (o == k_remove) {
-        swing(&l->perm, pm.removed(unsigned(pos)).w);
+        const perm_t left = pm.removed(unsigned(pos));
+        swing(&l->perm, left.w);
+        if (left.size() == 0 && low_of(l) != 0) {  // emptied, not the layer's first leaf
+          g.release();  // split_mu_ is taken holding no leaf lock
+          drop_leaf(k, d, l);
+        }
         return 1;
       }
       // update: keys=u64 in place (8 bytes, failure-atomic); keys=bytes the
@@ -124,6 +129,73 @@ uint64_t tree<Bytes>::split_leaf(leaf* l, ikey& sep) {
   return roff;
 }
 
+// An emptied leaf leaves the structure in two steps, each one valid for a
+// reader and after a crash (the header's "Emptied leaves"): its parent's
+// child words that name it are swung to the leaf on its left (a descent
+// then lands left of its range and moves right along the chain, the B-link
+// rule), then its left neighbour's `next` skips it (the commit: the leaf is
+// unreachable; after a crash between the two it is an empty leaf only the
+// chain holds). It is marked dead under its lock, naming the leaf on its
+// left, for a reader or writer that reached it through a parent read
+// before the swing (or an old copy of the parent), and retired.
+template <bool Bytes>
+void tree<Bytes>::drop_leaf(const probe& k, size_t d, leaf* l) {
+  std::lock_guard lk(split_mu_.m);
+  const uint64_t root = (d ? layer_root(k, d) : load_acq(&root_->root)) & ~k_layer_tag;
+  const uint64_t off = p_.off(l);
+  lock(l);
+  leaf_guard gl{*this, l};
+  // Dropped by another remover, or written since it was emptied.
+  if (is_dead(l) || perm_t{l->perm}.size() != 0) return;
+  // The leaf-level node that names l, if one does (a leaf whose split has
+  // not put its separator in yet is named by none: it stays).
+  const ikey low = low_of(l);
+  inner* n = nullptr;
+  unsigned i = 0;
+  for (uint64_t c = root; kind_of(at<void>(c)) == k_inner;) {
+    n = at<inner>(c);
+    const unsigned nk = unsigned(n->nkeys);
+    i = 0;
+    while (i < nk && sep_of(n, i) <= low) ++i;
+    c = n->child[i];
+  }
+  // The first child of its parent has no left neighbour there to take its
+  // range: it stays (reused by the keys of its range).
+  if (!n || i == 0 || n->child[i] != off) return;
+  const uint64_t left = n->child[i - 1];
+  // Last to first: a crash in between leaves the run's first words naming l
+  // (its own separator first) and the rest `left`, named before it too.
+  unsigned last = i;
+  while (last < n->nkeys && n->child[last + 1] == off) ++last;
+  auto swing_run = [&] {
+    for (unsigned j = last + 1; j-- > i;) {
+      store_rel(&n->child[j], left);
+      p_.flush(&n->child[j], 8);
+    }
+    p_.fence();
+  };
+  if (!mut_.on(mutant::unlink_first)) swing_run();
+  // Its left neighbour in the chain: the parent's child left of it, or a
+  // leaf that split off it and is not in the parent yet.
+  leaf* p = at(left);
+  for (;;) {
+    lock(p);
+    const uint64_t nx = p->next;
+    if (nx == off) break;
+    unlock(p);
+    if (!nx || low_of(at(nx)) > low) corrupt("a leaf chain passes a leaf its parent names");  // damage
+    p = at(nx);
+  }
+  leaf_guard gp{*this, p};
+  swing(&p->next, l->next);
+  if (mut_.on(mutant::unlink_first)) swing_run();
+  store_rel(&l->slot[0].value, p_.off(p));  // before the mark, which readers load first
+  store_rel(&l->dead, dead_mark());
+  gp.release();
+  gl.release();
+  p_.retire(off);
+}
+
 // Under split_mu_, which every change of an inner node or of a root word
 // holds, the layer's inner nodes stand still: descend them by `sep` to the
 // node that gets it. Leaves that split meanwhile may have added theirs
@@ -148,7 +220,7 @@ void tree<Bytes>::insert_parent(const probe& k, size_t d, ikey sep, uint64_t rig
   unsigned need = 0;
   bool room = false;
   for (size_t i = path.size(); i-- > 0 && !room;) {
-    room = path[i].first->nkeys + 2 <= inner_cap_;
+    room = distinct_children(path[i].first) + 1 <= inner_cap_;
     need += room ? 1 : 2;
   }
   if (!room) ++need;
@@ -209,20 +281,27 @@ uint64_t tree<Bytes>::rebuild_path(path_t& path, uint64_t root, ikey sep, uint64
   uint64_t replace = 0;  // the copy that takes the place of the child taken (0: none)
   for (size_t i = path.size(); i-- > 0;) {
     auto [n, ci] = path[i];
-    const unsigned nk = unsigned(n->nkeys);
+    // The node's entries, a run of children naming one leaf (dropped leaves)
+    // as one child: a run's leaf holds the run's whole range.
     ikey keys[k_width + 1];
     uint64_t kids[k_width + 2];
-    unsigned o = 0;
-    for (unsigned j = 0; j < nk; ++j) {
-      if (j == ci) keys[o++] = sep;
-      keys[o++] = sep_of(n, j);
+    unsigned nk = 0;
+    kids[0] = n->child[0];
+    for (unsigned j = 1; j <= unsigned(n->nkeys); ++j) {
+      if (n->child[j] == kids[nk]) continue;
+      keys[nk++] = sep_of(n, j - 1);
+      kids[nk] = n->child[j];
     }
-    if (ci == nk) keys[o++] = sep;
-    o = 0;
-    for (unsigned j = 0; j <= nk; ++j) {
-      kids[o++] = (j == ci && replace) ? replace : n->child[j];
-      if (j == ci) kids[o++] = right;
+    if (nk != n->nkeys) {  // only leaves repeat, and no copy replaces a leaf
+      ci = 0;
+      while (ci < nk && keys[ci] <= sep) ++ci;
     }
+    // `sep` -> `right` after child ci.
+    for (unsigned j = nk + 1; j > ci + 1; --j) kids[j] = kids[j - 1];
+    for (unsigned j = nk; j > ci; --j) keys[j] = keys[j - 1];
+    keys[ci] = sep;
+    kids[ci + 1] = right;
+    if (replace) kids[ci] = replace;
     if (nk + 2 <= inner_cap_) {  // room: one copy
       uint64_t copy = fill(keys, kids, nk + 1);
       p_.fence();
