@@ -30,10 +30,11 @@
 //     when it splits) and swings ONE 8-byte word above it (a child word of
 //     the first unchanged ancestor, or the layer's root word). One change
 //     is made in place: a dropped leaf's child words are swung to the leaf
-//     on its left, so a leaf may be named by more than one child word (a
-//     crash between the swings may leave another leaf's words between
-//     them: both namings are valid for B-link descents); the node's next
-//     copy names each leaf once. RECIPE's
+//     on its left, so a leaf may be named by a run of child words, and
+//     after a crash between those swings, first from a separator above its
+//     low bound (both valid for B-link descents, which move right from a
+//     leaf at or below their key); the node's next copy names each leaf
+//     once. RECIPE's
 //     P-Masstree makes its inner nodes B-link nodes with permutations too;
 //     copy-on-write inner nodes need no lock word, no sibling link and no
 //     repair of an interrupted inner split, at ~5 lines flushed per leaf

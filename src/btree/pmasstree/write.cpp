@@ -163,12 +163,18 @@ void tree<Bytes>::drop_leaf(const probe& k, size_t d, leaf* l) {
   // range: it stays (reused by the keys of its range).
   if (!n || i == 0 || n->child[i] != off) return;
   const uint64_t left = n->child[i - 1];
-  // Last to first: a crash in between leaves the run's first words naming l
-  // (its own separator first) and the rest `left`, named before it too.
+  // The words that name l: one run from i (a leaf is named by one run, in
+  // one node). Any other word naming it (a damaged pool) keeps it.
   unsigned last = i;
   while (last < n->nkeys && n->child[last + 1] == off) ++last;
+  for (unsigned j = 0; j <= n->nkeys; ++j)
+    if ((j < i || j > last) && n->child[j] == off) return;
+  // First to last: a crash in between leaves `left`'s run longer and l
+  // named by the rest of its own, from a separator above its low bound
+  // (valid for B-link descents); l then stays, an empty leaf no descent by
+  // its own low bound finds, so no later remove drops it while named.
   auto swing_run = [&] {
-    for (unsigned j = last + 1; j-- > i;) {
+    for (unsigned j = i; j <= last; ++j) {
       store_rel(&n->child[j], left);
       p_.flush(&n->child[j], 8);
     }
