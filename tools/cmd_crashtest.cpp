@@ -126,7 +126,7 @@ crash::config read_config(args& a) {
   c.quiet = a.flag("quiet");
   c.replay = a.has("point");
   c.replay_point = a.u64("point", 0, 0, uint64_t{1} << 62);
-  c.replay_variant = a.u64("variant", 0, 0, uint64_t{1} << 32);
+  c.replay_variant = a.u64("variant", 0, 0, UINT64_MAX);  // a selector over up to 64 lines, as printed
   if (c.threads == 0 || c.threads > 16) throw error(errc::usage, "--threads must be 1..16");
   if (auto name = a.str("dataset", ""); !name.empty()) {
     // Keys from a bench dataset (seeded like the history), values from
