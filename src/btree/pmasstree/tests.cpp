@@ -30,8 +30,12 @@ index_tests pmasstree_tests() {
        "stress: violation"},
       {"unlink_first", "an emptied leaf leaves the chain before its parent stops naming it", "crashtest", crash,
        lost},
+      // 8 keys per thread: leaves empty and drop at every few writes, so a
+      // run slowed by a loaded machine (the yield of every write) still
+      // lands writers on dropped leaves (2000 keys: 190 violations on a quiet
+      // machine, none in one CI-like run of 24,000 operations).
       {"dead_trusted", "a writer writes into a leaf a remove has unlinked", "stress",
-       "--params leaf=2,inner=3 --mode dram --threads 4 --seconds 3 --keys 2000", "stress: violation"},
+       "--params leaf=2,inner=3 --mode dram --threads 4 --seconds 3 --keys 8", "stress: violation"},
   };
   e.tests = test_profile{.crash_args = small, .crash_bytes_args = "--params leaf=3,inner=3"};
   const std::string run = " --index pmasstree ";
