@@ -85,6 +85,25 @@ void linger(conn* c) {
   bufferevent_enable(c->bev, EV_READ);
 }
 
+// A reply goes straight to the socket when nothing is queued before it, as
+// memcached does: handing it to the bufferevent costs a write-event
+// registration, a loop round and its removal per request. What the socket
+// does not take (or an error, which the bufferevent then reports) is queued.
+// Streamed and closing replies are always queued: they go on from on_write,
+// which runs only when queued output drains.
+void send_reply(conn* c) {
+  const char* p = c->out.data();
+  size_t n = c->out.size();
+  if (!c->s.busy() && !c->s.closing() && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+    ssize_t k = send(bufferevent_getfd(c->bev), p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (k > 0) {
+      p += k;
+      n -= static_cast<size_t>(k);
+    }
+  }
+  if (n) bufferevent_write(c->bev, p, n);
+}
+
 // Handles what the client sent.
 void process(conn* c) {
   evbuffer* in = bufferevent_get_input(c->bev);
@@ -100,7 +119,7 @@ void process(conn* c) {
   ctr.bytes_read.fetch_add(used, std::memory_order_relaxed);
   if (!c->out.empty()) {
     ctr.bytes_written.fetch_add(c->out.size(), std::memory_order_relaxed);
-    bufferevent_write(c->bev, c->out.data(), c->out.size());
+    send_reply(c);
   }
   if (c->out.capacity() > (1 << 20)) std::string().swap(c->out);  // do not keep a big buffer per client
   evbuffer* outb = bufferevent_get_output(c->bev);

@@ -213,7 +213,9 @@ void args::finish() {
     std::printf("usage: pmindex %s [--option value ...]\n  %s\n\noptions:\n", verb_.c_str(), summary);
     for (auto& o : help_opts_) {
       std::string left = "--" + o.name + (o.kind.empty() ? "" : " " + o.kind);
-      std::printf("  %-36s%s%s\n", left.c_str(), o.def.empty() ? "" : "default ", o.def.c_str());
+      // A long left column (a wide range) keeps one space before its default.
+      std::printf("  %-36s%s%s%s\n", left.c_str(), left.size() >= 36 && !o.def.empty() ? " " : "",
+                  o.def.empty() ? "" : "default ", o.def.c_str());
     }
     std::printf("\nevery option can also be set as PMINDEX_<NAME> in the environment (see `pmindex help`)\n");
     std::fflush(stdout);
