@@ -22,13 +22,9 @@ using namespace nb::literals;
 namespace pmindex::py {
 namespace {
 
-// An open error as the user should read it: about the path they gave. A new
-// pool is built under a temporary name beside it (path + ".creating." + pid)
-// that the core's messages may name; and an open that lost a race with
+// An open error as the user should read it: an open that lost a race with
 // another thread of this process is not "in use by another process".
 std::string user_message(std::string msg, const std::string& path) {
-  std::string temp = path + ".creating." + std::to_string(::getpid());
-  for (size_t at; (at = msg.find(temp)) != std::string::npos;) msg.replace(at, temp.size(), path);
   if (msg.find("in use by another process") != std::string::npos && pool_open_here(path))
     msg = "pool " + path + " is already open in this process (close that Index first)";
   return msg;

@@ -262,7 +262,8 @@ void pool::map_file(const pool_options& o) {
   const std::string& open_path = exists ? o.path : temp.path;
   fd_ = ::open(open_path.c_str(), O_RDWR | (exists ? 0 : O_CREAT | O_EXCL), 0644);
   if (fd_ < 0) {
-    std::string msg = "cannot open " + open_path + ": " + sys_err();
+    // A new pool's error names the path asked for, not its temporary name.
+    std::string msg = (exists ? "cannot open " : "cannot create ") + o.path + ": " + sys_err();
     temp.path.clear();  // not ours
     fail(errc::io, msg);
   }

@@ -72,6 +72,9 @@ expect 9 'key limit' 'past the array' "$PM" load --index arraylist --params capa
 copy taken.pool
 expect 10 'exists already' 'already exists' "$PM" stress --index canary --pool "$DIR/taken.pool" --seconds 0.1
 cmp -s "$DIR/base.pool" "$DIR/taken.pool" || fail "stress refused an existing pool but did not leave it as it was"
+# A new pool's error names the path given, not the temporary name it is built under.
+expect 10 'I/O error' "^pmindex: cannot create $DIR/nodir/new\\.pool: No such file" \
+  "$PM" load --index canary --pool "$DIR/nodir/new.pool" --keys 1
 copy params.pool && poke "$DIR/params.pool" 200 0x7e  # a byte of index_params: the header checksum fails
 expect 11 'corrupt' 'damaged pool header' "$PM" info --pool "$DIR/params.pool"
 expect 12 'unsupported mode' 'no persist mode' "$PM" crashtest --index stdmap
