@@ -27,7 +27,7 @@ uint64_t key_limit(const index_entry& e, const std::string& params) {
 
 namespace {
 int family_rank(const std::string& f) {
-  static const char* order[] = {"art", "btree", "hybrid", "trie", "basic", "pmemids", "baseline", "test"};
+  static const char* order[] = {"art", "btree", "hybrid", "masstree", "basic", "pmemids", "baseline", "test"};
   for (int i = 0; i < int(std::size(order)); ++i)
     if (f == order[i]) return i;
   return int(std::size(order));

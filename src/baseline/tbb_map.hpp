@@ -59,9 +59,9 @@
 #include <utility>
 
 #include "baseline/dram_bytes.hpp"
-#include "common/rw_spin_lock.hpp"
+#include "sync/rw_spin_lock.hpp"
 #include "pmindex/index.hpp"
-#include "pmindex/sync/optimistic_lock.hpp"
+#include "sync/optimistic_lock.hpp"
 
 namespace pmindex::baseline::detail {
 

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/polite_wait.hpp"
+#include "sync/polite_wait.hpp"
 
 namespace pmindex::crash {
 
@@ -190,7 +190,7 @@ void shadow_observer::event(std::unique_lock<std::mutex>& lk, bool /*fence*/) {
   if (listener_ && listener_->wants(k)) freeze_and_crash(lk, k);
 }
 
-// A thread that slept in polite_wait (common/polite_wait.hpp): it parks if
+// A thread that slept in polite_wait (sync/polite_wait.hpp): it parks if
 // a crash point is under way. The crashing thread never sleeps there while
 // it crashes (it holds mu_).
 void shadow_observer::park_if_crashing() {

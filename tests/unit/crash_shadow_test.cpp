@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../../src/common/polite_wait.hpp"
+#include "../../src/sync/polite_wait.hpp"
 #include "../../src/crash/image.hpp"
 #include "../../src/crash/shadow.hpp"
 #include "crash/crashtest.hpp"

@@ -1,4 +1,4 @@
-// DPTree's base-leaf fingerprints (src/btree/dptree/dptree.hpp,
+// DPTree's base-leaf fingerprints (src/hybrid/dptree/dptree.hpp,
 // "FINGERPRINTS"): lookups and the presence checks of writes compare only
 // the slots whose fingerprint matches, so keys that share one fingerprint
 // in one leaf must still be told apart by their keys; check() recomputes

@@ -1,10 +1,10 @@
-// PACTree's persistent search layer (src/btree/pactree/layer.hpp) on its
+// PACTree's persistent search layer (src/hybrid/pactree/layer.hpp) on its
 // own, against a std::map: find() is a floor search (the greatest anchor <=
 // a key), for every key, not only anchors, through prefix splits, end-of-key
 // words (anchors that are prefixes of others, the empty anchor), sorted
 // nodes growing direct, erased words reused, and paths deeper than find()'s
 // fixed stack. Anchors here are kv blocks of the pool (their key bytes).
-#include "btree/pactree/layer.hpp"
+#include "hybrid/pactree/layer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 namespace pmindex {
 namespace {
 
-namespace pt = btree::pactree;
+namespace pt = hybrid::pactree;
 
 struct kv_anchor {
   static std::string_view of_node(const pm::pool& p, uint64_t node, char*) noexcept { return common::kv_key(p, node); }

@@ -4,7 +4,7 @@
 // oracle so splits, merges and the background SMO thread all run, lock words
 // left held in the pool, per-thread log blocks. Sizes grow with
 // PMINDEX_LONG=1; the seed is printed.
-#include "btree/pactree/pactree.hpp"
+#include "hybrid/pactree/pactree.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@
 namespace pmindex {
 namespace {
 
-namespace pt = btree::pactree;
+namespace pt = hybrid::pactree;
 
 class Pactree : public test::index_fixture {
  protected:

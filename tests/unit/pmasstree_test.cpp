@@ -6,7 +6,7 @@
 // a std::map oracle so leaf and inner splits run, lock words left held in
 // the pool, concurrent writers with scans. Sizes grow with PMINDEX_LONG=1;
 // the seed is printed.
-#include "btree/pmasstree/pmasstree.hpp"
+#include "masstree/pmasstree/pmasstree.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@
 namespace pmindex {
 namespace {
 
-namespace mt = btree::pmasstree;
+namespace mt = masstree::pmasstree;
 
 class Pmasstree : public test::index_fixture {
  protected:

@@ -4,7 +4,7 @@
 // small leaves against a std::map oracle (leaves split and, emptied, are
 // unlinked), DIRTY bits left in the pool, a SIGKILLed writer. Sizes grow
 // with PMINDEX_LONG=1; the seed is printed.
-#include "btree/utree/utree.hpp"
+#include "hybrid/utree/utree.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -28,7 +28,7 @@
 namespace pmindex {
 namespace {
 
-namespace ut = btree::utree;
+namespace ut = hybrid::utree;
 
 class utree_test : public test::index_fixture {
  protected:

@@ -44,7 +44,7 @@
 #include "common/prefetch.hpp"
 #include "common/mutant.hpp"
 #include "common/root_block.hpp"
-#include "common/writer_gate.hpp"
+#include "sync/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 

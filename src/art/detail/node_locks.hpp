@@ -38,11 +38,11 @@
 #include <vector>
 
 #include "art/detail/layout.hpp"
-#include "common/writer_gate.hpp"
+#include "sync/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/pm/pool.hpp"
 #include "pmindex/sync/epoch.hpp"
-#include "pmindex/sync/optimistic_lock.hpp"
+#include "sync/optimistic_lock.hpp"
 
 namespace pmindex::art::detail {
 

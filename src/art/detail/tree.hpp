@@ -25,7 +25,7 @@
 // in parallel; a writer holds a node's lock until its commit is durable, so
 // no reader sees a state a crash could undo. Every operation is pinned
 // (epochs): retired blocks stay readable while a reader may hold them.
-// Scans and ranges close the writer gate (common/writer_gate.hpp, shared:
+// Scans and ranges close the writer gate (sync/writer_gate.hpp, shared:
 // beside other scans, not beside writers), so each is an atomic snapshot as
 // before; writers pay one exchange on a line of their own for the gate.
 // check(), stats() and trace() close it too.
@@ -50,7 +50,7 @@
 #include "common/mutant.hpp"
 #include "common/prefetch.hpp"
 #include "common/root_block.hpp"
-#include "common/writer_gate.hpp"
+#include "sync/writer_gate.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 

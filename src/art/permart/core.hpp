@@ -25,7 +25,7 @@
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/sync/version_lock.hpp"
-#include "pmindex/sync/versioned_ptr.hpp"
+#include "sync/versioned_ptr.hpp"
 
 namespace pmindex::art::permart::detail {
 

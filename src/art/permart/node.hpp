@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "pmindex/sync/versioned_ptr.hpp"
+#include "sync/versioned_ptr.hpp"
 
 namespace pmindex::art::permart::detail {
 

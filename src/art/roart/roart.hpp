@@ -75,7 +75,7 @@
 // lock word around the commit store AND its flush and fence, so a reader that
 // read the new value fails validation until it is durable: no lookup returns
 // a state a crash could take back. Writers on different nodes run in
-// parallel. Writers pass a writer gate (common/writer_gate.hpp: one
+// parallel. Writers pass a writer gate (sync/writer_gate.hpp: one
 // exchange on a line of their own); scans and ranges close it shared, so a
 // scan is an atomic snapshot and does not run beside writers, but scans run
 // beside each other (the original's scans were not atomic); check, stats and
@@ -98,7 +98,7 @@
 
 #include "common/kv_block.hpp"
 #include "common/marker_passes.hpp"
-#include "common/writer_gate.hpp"
+#include "sync/writer_gate.hpp"
 #include "common/mutant.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"

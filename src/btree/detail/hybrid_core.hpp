@@ -106,7 +106,7 @@
 #include "common/root_block.hpp"
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
-#include "pmindex/sync/optimistic_lock.hpp"
+#include "sync/optimistic_lock.hpp"
 
 namespace pmindex::btree::detail {
 
