@@ -458,7 +458,7 @@ struct tls_cleanup {
     auto& slots = pool_registry::slots();
     auto& t = pool::t_tls;
     auto give_back = [&](size_t id, uint64_t gen, void* state) {
-      if (gen && id < slots.size() && slots[id] && slots[id]->gen_ == gen)
+      if (gen && id < slots.size() && slots[id] && slots[id]->gen_ == gen && !slots[id]->closing_)
         slots[id]->release_thread(static_cast<pool::local_state*>(state));
     };
     for (unsigned id = 0; id < pool::k_inline_pools; ++id) {
@@ -549,6 +549,12 @@ void pool::unmap() {
 void pool::close() {
   if (closed_) return;
   if (!gen_) return unmap();  // open failed half-way: leave the file as it is
+  {
+    // A thread exiting now gives its state back under this lock: wait for
+    // one in progress, and keep later ones from draining what close() drains.
+    std::lock_guard lk(pool_registry::mu());
+    closing_ = true;
+  }
   epochs_->drain_all();
   {
     std::lock_guard lk(locals_mu_);

@@ -332,6 +332,9 @@ class pool {
   bool anonymous_ = false;
   bool owns_mapping_ = true;
   bool closed_ = false;
+  // Set under the registry lock when close() starts: a thread exiting from
+  // then on leaves its per-pool state to close(), which drains them all.
+  bool closing_ = false;
   mode mode_ = mode::persist;
   std::string mode_note_;
   flush_kind cpu_flush_ = flush_kind::clflush;  // the instruction, whatever the mode
