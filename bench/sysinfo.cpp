@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <thread>
@@ -57,6 +58,7 @@ std::string run(const std::string& cmd) {
 
 std::string git_commit() {
   static const std::string v = [] {
+    if (const char* e = std::getenv(k_commit_env); e && *e) return std::string(e);
     std::string dir = PMINDEX_SOURCE_DIR;
     if (!dir.empty() && dir.find('\'') == std::string::npos) {
       std::string c = run("git -C '" + dir + "' rev-parse HEAD 2>/dev/null");

@@ -7,7 +7,7 @@ foreach(f ${PMINDEX_STUDY_FILES})
   get_filename_component(name ${f} NAME_WE)
   add_test(NAME study_smoke_${name}
            COMMAND ${CMAKE_SOURCE_DIR}/tests/studies/study_smoke.sh $<TARGET_FILE:pmindex> ${name})
-  set_tests_properties(study_smoke_${name} PROPERTIES TIMEOUT 300 LABELS study)
+  set_tests_properties(study_smoke_${name} PROPERTIES TIMEOUT 300 LABELS study COST 30)
 endforeach()
 
 add_test(NAME study_cli_errors COMMAND ${CMAKE_SOURCE_DIR}/tests/studies/study_errors.sh $<TARGET_FILE:pmindex>)
