@@ -252,6 +252,9 @@ class hybrid_core {
       }
       for (bool direct = true; off;) {
         leaf* l = at(off);
+        // A small leaf's lines are asked for together: the slot a lookup
+        // reads is known only once the header (fingerprints) has arrived.
+        if (ops_.leaf_bytes() <= k_prefetch_leaf_bytes) prefetch_leaf(l);
         auto& lk = ops_.lock(off, l);
         uint64_t v = lk.read_begin();
         if (!(direct && exact(gv))) {
@@ -522,6 +525,9 @@ class hybrid_core {
   // Every line of a leaf at once: live slots are spread over the whole leaf
   // and a scan's leaves are not adjacent in the pool.
   void prefetch_leaf(const leaf* l) const noexcept { common::prefetch_lines(l, ops_.leaf_bytes()); }
+  // read_leaf prefetches the leaves up to this size (LB+-Tree's 4 lines;
+  // an FPTree leaf of 64 slots is 17 lines, most of which a lookup skips).
+  static constexpr uint64_t k_prefetch_leaf_bytes = 256;
 
   // No concurrent writers.
   check_result check() {

@@ -36,6 +36,17 @@
 // pool's tracing recovery. Scans are not snapshots: per-leaf consistent, keys strictly
 // increasing, every record present for the whole scan is returned.
 //
+// Lookups: as in the original, the leaf's 4 lines are prefetched together
+// before its header is read (hybrid_core.hpp, read_leaf): the slot a lookup
+// reads is known only from the fingerprints, and without the prefetch each
+// line is a miss of its own (lookups were 0.7-0.8x FPTree's, now about 1.0x
+// under `pmindex bench`). The original also prefetches its 256-byte inner
+// nodes; here that, a branch-free count of an inner node's keys and
+// line-aligned inner nodes measured no faster and slowed inserts at two
+// threads, so the DRAM inner layer searches as FPTree's does. What the
+// original has no counterpart of: the striped lock word read per leaf
+// (its HTM reads none) and the epoch pin of every operation.
+//
 // Cost (persist mode): insert 1 line + 1 fence when line 0 has a free slot,
 // else 2 lines + 2 fences (entry moving); update, remove 1 line + 1 fence; a
 // split adds 4 + 1 + 1 lines and 3 fences; a remove that empties a leaf
