@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/full_pool.hpp"
 #include "pmindex/pm/pool.hpp"
 
 namespace pmindex::common {
@@ -79,22 +80,24 @@ inline bool kv_block_valid(const pm::pool& p, uint64_t off, size_t max_key, size
 // update: present, `old` set to the block it replaced). commit's protocol
 // fences before that store, so the block is durable first. Runs pinned; a
 // block never published is freed at once (also when commit throws), a
-// replaced one retired.
+// replaced one retired. A full pool: tried once more (full_pool.hpp).
 template <class Commit>
 bool publish_kv_block(pm::pool& p, std::string_view key, std::string_view value, Commit&& commit) {
-  const uint64_t kv = make_kv_block(p, key, value);
-  auto g = p.pin();
-  uint64_t old = 0;
-  bool ok;
-  try {
-    ok = commit(kv, old);
-  } catch (...) {
-    p.free(kv);
-    throw;
-  }
-  if (!ok) p.free(kv);
-  else if (old) p.retire(old);
-  return ok;
+  return retry_when_full(p, [&] {
+    const uint64_t kv = make_kv_block(p, key, value);
+    auto g = p.pin();
+    uint64_t old = 0;
+    bool ok;
+    try {
+      ok = commit(kv, old);
+    } catch (...) {
+      p.free(kv);
+      throw;
+    }
+    if (!ok) p.free(kv);
+    else if (old) p.retire(old);
+    return ok;
+  });
 }
 
 // The byte remove of such an index: `unlink(old)` removes the record's word

@@ -443,6 +443,21 @@ bool pool::wait_for_reserve() {
   return true;
 }
 
+bool pool::reclaim_before_full() {
+  const uint32_t s = local().slot;
+  const auto until = std::chrono::steady_clock::now() + k_full_wait;
+  bool all = false;
+  for (;;) {
+    epochs_->collect(s);  // one advance per call when no thread lags: two reclaim all
+    epochs_->collect(s);
+    all = epochs_->pending(s) == 0;
+    if (all || std::chrono::steady_clock::now() >= until) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  heap_->drain(local().cache);  // whole free chunks may serve the class that was full
+  return all;
+}
+
 void pool::reclaim(void* ctx, uint64_t off) { static_cast<pool*>(ctx)->free(off); }
 
 namespace {

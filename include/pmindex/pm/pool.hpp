@@ -10,6 +10,7 @@
 // thread exits or the pool closes.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -206,6 +207,16 @@ class pool {
   // retired blocks (an index may call it, unpinned, before failing an
   // operation for lack of space).
   void collect() { epochs_->collect(local().slot); }
+  // Call unpinned after an allocation failed, before failing the operation
+  // with pool_full: reclaims the blocks this thread retired and gives its
+  // cached blocks back to the heap. A thread pinned in an older epoch (one
+  // descheduled mid-operation) holds back every block retired since: a
+  // writer running alone on a core fills the pool with them in one time
+  // slice. So this waits for the grace period, sleeping so that the pinned
+  // thread runs, up to k_full_wait. Returns whether every block this thread
+  // retired came back (a retry sees all the space it can get).
+  bool reclaim_before_full();
+  static constexpr std::chrono::milliseconds k_full_wait{200};
   // Reclaims all retired blocks now; no thread may be pinned.
   void quiesce() { epochs_->drain_all(); }
   // Returns the calling thread's cached free blocks to the shared heap (a

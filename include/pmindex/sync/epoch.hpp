@@ -47,6 +47,8 @@ class epoch_manager {
 
   uint64_t global_epoch() const noexcept { return global_.load(std::memory_order_acquire); }
   uint64_t pending() const;  // retired, not yet reclaimed (approximate)
+  // Slot s's retired blocks not yet reclaimed; only s's thread may ask.
+  size_t pending(uint32_t s) const noexcept { return slots_[s].limbo.size(); }
   // Retired blocks no list had room for (out of DRAM): allocated until the
   // next dirty open traces the pool.
   uint64_t lost() const noexcept { return lost_.load(std::memory_order_relaxed); }

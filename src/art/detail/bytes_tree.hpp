@@ -40,6 +40,7 @@
 #include "art/detail/bytes_layout.hpp"
 #include "art/detail/node_locks.hpp"
 #include "art/detail/nodes.hpp"
+#include "common/full_pool.hpp"
 #include "common/kv_block.hpp"
 #include "common/prefetch.hpp"
 #include "common/mutant.hpp"
@@ -72,9 +73,17 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
 
   art_bytes_index(pm::pool& p, open_kind kind, const index_config& cfg);
 
-  bool insert(std::string_view key, std::string_view value) override { return put(key, value, false); }
-  bool upsert(std::string_view key, std::string_view value) override { return put(key, value, true); }
-  bool update(std::string_view key, std::string_view value) override;
+  // Every update retires a leaf block: a write that met a full pool is
+  // tried once more when they came back (common/full_pool.hpp).
+  bool insert(std::string_view key, std::string_view value) override {
+    return common::retry_when_full(p_, [&] { return put(key, value, false); });
+  }
+  bool upsert(std::string_view key, std::string_view value) override {
+    return common::retry_when_full(p_, [&] { return put(key, value, true); });
+  }
+  bool update(std::string_view key, std::string_view value) override {
+    return common::retry_when_full(p_, [&] { return update_once(key, value); });
+  }
   bool remove(std::string_view key) override;
   bool lookup(std::string_view key, std::string* value) override;
   size_t scan(std::string_view from, size_t count, record_buffer& out) override;
@@ -138,6 +147,7 @@ class art_bytes_index final : public bytes_index, node_kit<P, true> {
   // node (for its prefix) found none; errc::corrupt if that is damage.
   [[gnu::cold, gnu::noinline]] void confirm_leaf_below(std::string_view key);
   bool put(std::string_view key, std::string_view value, bool overwrite);
+  bool update_once(std::string_view key, std::string_view value);
   uint64_t new_leaf(pending_blocks& pb, std::string_view key, std::string_view value);
 
   // --- walks (bytes_walk.hpp)

@@ -164,7 +164,7 @@ bool art_bytes_index<P>::put(std::string_view key, std::string_view value, bool 
 }
 
 template <class P>
-bool art_bytes_index<P>::update(std::string_view key, std::string_view value) {
+bool art_bytes_index<P>::update_once(std::string_view key, std::string_view value) {
   check_key(key);
   check_value(value);
   writer_scope ws(p_, gate_);

@@ -415,10 +415,10 @@ bool core::write_retry(bool remove, F&& try_write) {
         if (p_.wait_for_reserve()) continue;
         throw;
       }
-      // An insert: first give back the blocks this thread retired (grace
-      // periods permitting).
+      // An insert: first get back the blocks this thread retired (waiting
+      // for the grace period a lagging pinned thread holds up).
       if (attempt == 1) throw;
-      for (int i = 0; i < 3; ++i) p_.collect();
+      p_.reclaim_before_full();
     }
   }
 }

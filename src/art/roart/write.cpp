@@ -14,6 +14,7 @@
 
 #include "art/roart/roart.hpp"
 #include "common/atomics.hpp"
+#include "common/full_pool.hpp"
 
 namespace pmindex::art::roart {
 
@@ -126,13 +127,17 @@ bool tree::put(std::string_view key, std::string_view value, int mode) {
     check_key(key);
     check_value(value);
   }
-  auto pin = p_.pin();
-  common::writer_gate::writer in(gate_, p_.thread_slot());  // scans and check() close it
-  const void* met = nullptr;  // the last node met obsolete
-  for (;;) {
-    int r = try_put(key, value, mode, met);
-    if (r >= 0) return r;
-  }
+  // Every update and remove retires a leaf: a full pool is retried,
+  // unpinned and out of the gate, once they came back (full_pool.hpp).
+  return common::retry_when_full(p_, [&] {
+    auto pin = p_.pin();
+    common::writer_gate::writer in(gate_, p_.thread_slot());  // scans and check() close it
+    const void* met = nullptr;  // the last node met obsolete
+    for (;;) {
+      int r = try_put(key, value, mode, met);
+      if (r >= 0) return bool(r);
+    }
+  });
 }
 
 // One optimistic descent (as read(), tree.cpp), then the node(s) to change

@@ -22,6 +22,7 @@
 #include "basic/canary/list.hpp"
 #include "basic/canary/node.hpp"
 #include "common/atomics.hpp"
+#include "common/full_pool.hpp"
 #include "common/kv_block.hpp"
 #include "common/mutant.hpp"
 #include "common/root_block.hpp"
@@ -48,7 +49,16 @@ class canary_bytes final : public bytes_index {
     if (kind == open_kind::dirty) recover();
   }
 
+  // Every update and remove retires blocks: a write that met a full pool
+  // is tried once more when they came back (common/full_pool.hpp).
   bool insert(std::string_view key, std::string_view value) override {
+    return common::retry_when_full(p_, [&] { return insert_once(key, value); });
+  }
+  bool update(std::string_view key, std::string_view value) override {
+    return common::retry_when_full(p_, [&] { return update_once(key, value); });
+  }
+
+  bool insert_once(std::string_view key, std::string_view value) {
     check_key(key);
     check_value(value);
     std::lock_guard lk(wmu_);
@@ -78,7 +88,7 @@ class canary_bytes final : public bytes_index {
     return true;
   }
 
-  bool update(std::string_view key, std::string_view value) override {
+  bool update_once(std::string_view key, std::string_view value) {
     check_key(key);
     check_value(value);
     std::lock_guard lk(wmu_);

@@ -220,13 +220,10 @@ class hybrid_core {
     return ok;
   }
 
-  // Called unpinned after an allocation failed: two epoch advances, so that
-  // the blocks retired before (emptied leaves, record blocks) reach the
-  // allocator if no other thread is pinned.
-  void reclaim() {
-    p_.collect();
-    p_.collect();
-  }
+  // Called unpinned after an allocation failed: the blocks retired before
+  // (emptied leaves, record blocks) reach the allocator once no thread is
+  // pinned in an older epoch (pool::reclaim_before_full waits for that).
+  void reclaim() { p_.reclaim_before_full(); }
 
   // Runs f(leaf*) on the leaf whose fences hold key, as an optimistic read
   // repeated until it validates; returns the leaf's offset.

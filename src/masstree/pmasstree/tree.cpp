@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "masstree/pmasstree/pmasstree.hpp"
+#include "common/full_pool.hpp"
 #include "common/root_block.hpp"
 
 namespace pmindex::masstree::pmasstree {
@@ -256,9 +257,11 @@ bool tree<Bytes>::insert(uint64_t k, uint64_t v) {
   if constexpr (Bytes) {
     return bytes_index::insert(k, v);
   } else {
-    auto g = p_.pin();
-    uint64_t old;
-    return write(probe{k, {}}, v, k_insert, old);
+    return common::retry_when_full(p_, [&] {  // splits allocate; emptied leaves are retired
+      auto g = p_.pin();
+      uint64_t old;
+      return write(probe{k, {}}, v, k_insert, old);
+    });
   }
 }
 
