@@ -29,7 +29,24 @@ nopts=0
 declare -A full_done
 for verb in $verbs; do
   "$PM" $verb --describe-options > "$DIR/opts" 2> "$DIR/err" || { echo "FAIL: $verb --describe-options exited $?: $(cat "$DIR/err")"; fails=$((fails + 1)); continue; }
-  while read -r name kind lo hi; do
+  # Each option's range's two outsides, appended to its line (one python3
+  # for the verb, not one per option).
+  python3 - "$DIR/opts" > "$DIR/opts+" <<'PY'
+import sys
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 4:
+        continue
+    name, kind, lo, hi = f[:4]
+    if kind == "real":
+        lo, hi = float(lo), float(hi)
+        out = [repr(lo - abs(lo) * 0.5 - 1), repr(hi + abs(hi) + 1)]
+    else:
+        lo, hi = int(float(lo)), int(float(hi))
+        out = ([lo - 1] if lo > 0 else []) + ([hi + 1] if hi < 2**64 - 1 else [])
+    print(name, kind, *out)
+PY
+  while read -r name kind outside; do
     [ -n "$name" ] || continue
     nopts=$((nopts + 1))
     # Every option: NaN, a stray suffix and its range's two outsides. The
@@ -44,17 +61,13 @@ for verb in $verbs; do
     else
       bad=(nan 12abc)
     fi
-    if [ "$kind" = real ]; then
-      bad+=($(python3 -c "lo,hi=$lo,$hi; print(repr(lo-abs(lo)*0.5-1), repr(hi+abs(hi)+1))"))
-    else
-      bad+=($(python3 -c "lo,hi=int(float('$lo')),int(float('$hi')); print(*( [lo-1] if lo>0 else []), *( [hi+1] if hi<2**64-1 else []))"))
-    fi
+    bad+=($outside)
     for v in "${bad[@]}"; do
       expect2 "$verb --$name '$v'" "$PM" $verb "--$name=$v"
     done
     env_name=PMINDEX_$(echo "$name" | tr 'a-z-' 'A-Z_')
     expect2 "$verb $env_name=nan" env "$env_name=nan" "$PM" $verb
-  done < "$DIR/opts"
+  done < "$DIR/opts+"
 done
 [ $nopts -ge 40 ] || { echo "FAIL: only $nopts numeric options described"; fails=$((fails + 1)); }
 # The cases of the issue, by name.
