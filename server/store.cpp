@@ -137,9 +137,11 @@ result store::write(std::string_view key, const std::string& value, bool fresh) 
     }
     // A full pool fails a write with nothing changed. The items this thread
     // replaced or deleted last are retired, not yet free (epochs): with large
-    // items that can be most of the pool. End their grace period (three
-    // advances, if no thread holds an older epoch) and try once more.
-    for (int i = 0; i < 3; ++i) idx_.pool().collect();
+    // items that can be most of the pool. End their grace period (waiting
+    // for a worker pinned in an older epoch) and try once more. The
+    // concurrent indexes do this inside each write too; the pmemids ones,
+    // served behind a lock, do not.
+    idx_.pool().reclaim_before_full();
   }
 }
 
