@@ -13,6 +13,7 @@ namespace {
 // -1: disarmed; -2: the armed failure was thrown; n >= 0: allocations left
 // before the one that fails.
 thread_local long t_countdown = -1;
+thread_local unsigned long long t_bytes = 0;
 
 std::atomic<unsigned long> g_every{0}, g_count{0}, g_thrown{0};
 
@@ -32,6 +33,7 @@ void maybe_fail() {
 
 void fail_allocation(long n) noexcept { t_countdown = n; }
 long allocations_left() noexcept { return t_countdown; }
+unsigned long long bytes_allocated() noexcept { return t_bytes; }
 unsigned long fail_everywhere(unsigned long every, unsigned long phase) noexcept {
   g_every.store(0);
   g_count.store(phase);
@@ -48,12 +50,14 @@ bool allow_allocations() noexcept {
 
 void* operator new(std::size_t n) {
   pmindex::test::maybe_fail();
+  pmindex::test::t_bytes += n;
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
 void* operator new[](std::size_t n) { return ::operator new(n); }
 void* operator new(std::size_t n, std::align_val_t a) {
   pmindex::test::maybe_fail();
+  pmindex::test::t_bytes += n;
   const std::size_t al = static_cast<std::size_t>(a);
   if (void* p = std::aligned_alloc(al, (n + al - 1) / al * al)) return p;  // a multiple of the alignment
   throw std::bad_alloc();

@@ -21,5 +21,7 @@ unsigned long fail_everywhere(unsigned long every, unsigned long phase = 0) noex
 // fail_allocation(LONG_MAX), then a call, then LONG_MAX - this: how many the
 // call made).
 long allocations_left() noexcept;
+// Bytes the calling thread has asked operator new for since it started.
+unsigned long long bytes_allocated() noexcept;
 
 }  // namespace pmindex::test

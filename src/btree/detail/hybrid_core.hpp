@@ -612,6 +612,8 @@ class hybrid_core {
       uint64_t off = inner_.find(key);
       for (bool direct = true; off; direct = false) {
         leaf* l = at(off);
+        // As read_leaf: the leaf's lines arrive while the lock is taken.
+        if (ops_.leaf_bytes() <= k_prefetch_leaf_bytes) prefetch_leaf(l);
         auto& lk = ops_.lock(off, l);
         lk.lock();
         if (direct && exact(gv)) return off;

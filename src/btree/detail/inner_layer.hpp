@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -129,6 +130,8 @@ class inner_layer {
   };
   // clang-format on
   static constexpr uint64_t k_arrays = K::k_refs ? 3 : 2;
+  static constexpr std::align_val_t k_node_align{64};  // a node spans the fewest lines
+  static constexpr uint64_t k_prefetch_node_bytes = 512;  // find() asks for the lines of nodes up to this size
   uint64_t node_bytes() const noexcept { return 8 + 8 * (k_arrays * uint64_t{cap_} + 1); }
   uint64_t* keys(node* n) const noexcept { return n->slot; }
   uint64_t* kids(node* n) const noexcept { return n->slot + cap_; }

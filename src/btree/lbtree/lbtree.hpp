@@ -36,16 +36,21 @@
 // pool's tracing recovery. Scans are not snapshots: per-leaf consistent, keys strictly
 // increasing, every record present for the whole scan is returned.
 //
-// Lookups: as in the original, the leaf's 4 lines are prefetched together
-// before its header is read (hybrid_core.hpp, read_leaf): the slot a lookup
+// Misses: as in the original, a leaf's 4 lines are asked for together
+// before its header is read, by lookups (hybrid_core.hpp, read_leaf) and by
+// writers before they take the lock (lock_leaf): the slot an operation
 // reads is known only from the fingerprints, and without the prefetch each
-// line is a miss of its own (lookups were 0.7-0.8x FPTree's, now about 1.0x
-// under `pmindex bench`). The original also prefetches its 256-byte inner
-// nodes; here that, a branch-free count of an inner node's keys and
-// line-aligned inner nodes measured no faster and slowed inserts at two
-// threads, so the DRAM inner layer searches as FPTree's does. What the
-// original has no counterpart of: the striped lock word read per leaf
-// (its HTM reads none) and the epoch pin of every operation.
+// line is a miss of its own. As the original prefetches its 256-byte inner
+// nodes, the DRAM inner layer asks for a node's lines before its binary
+// search (nodes are line-aligned, inner_layer.cpp). Measured under PiBench
+// against the original (its PMEM build, clwb + sfence, HTM replaced by one
+// spin lock as this CPU has none; 1M records, 1 thread): lookups at 1.0x
+// the original, updates at about 0.9x, inserts at about 0.7x. What the
+// original has no counterpart of: the striped lock word read per leaf (its
+// HTM reads none), the epoch pin of every operation (its locked
+// instruction is also where the previous operation's clwb is waited for, so
+// it moves that wait rather than adding one), and the inner layer's
+// writer mutex and version word at each split.
 //
 // Cost (persist mode): insert 1 line + 1 fence when line 0 has a free slot,
 // else 2 lines + 2 fences (entry moving); update, remove 1 line + 1 fence; a
