@@ -1,5 +1,5 @@
 // pmindex study list | run NAME [--scale smoke|default|paper] [--out DIR]
-// [--only PART[,PART]] [--repetitions R] [--pool-dir DIR] [--resume]: one paper's
+// [--only PART[,PART]] [--repetitions R] [--pool-dir DIR] [--resume] [--plugin NAME=PATH[,...]]: one paper's
 // evaluation, declared in studies/NAME.toml, run with one command
 // (docs/studies.md). The runs go through `pmindex bench --json` as child
 // processes of this binary: each run gets a fresh process (no state carried
@@ -70,6 +70,30 @@ std::string self_path() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
+// --plugin NAME=PATH[,NAME=PATH...]: PiBench wrappers (an original
+// authors' index, built by the user) added to the study's own [[plugin]]s
+// without editing its file; each then runs beside the built-in indexes in
+// every bench run that takes plugins.
+void add_plugins(study::study_spec& s, const std::string& list, const std::string& abi) {
+  if (abi != "master" && abi != "bulk") throw error(errc::usage, "unknown --plugin-abi '" + abi + "' (master, bulk)");
+  for (size_t p = 0; !list.empty() && p <= list.size();) {
+    size_t e = list.find(',', p);
+    if (e == std::string::npos) e = list.size();
+    const std::string item = list.substr(p, e - p);
+    p = e + 1;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      throw error(errc::usage, "--plugin wants NAME=PATH (a label for its cells, a PiBench wrapper), not '" + item + "'");
+    study::plugin_spec pl{item.substr(0, eq), item.substr(eq + 1), abi};
+    if (known_index(pl.name)) throw error(errc::usage, "--plugin " + pl.name + ": the name of a built-in index");
+    for (auto& q : s.plugins)
+      if (q.name == pl.name) throw error(errc::usage, "--plugin " + pl.name + ": study " + s.name + " has a plugin of that name");
+    if (access(pl.path.c_str(), R_OK) != 0)
+      throw error(errc::usage, "--plugin " + pl.name + ": cannot read " + pl.path);
+    s.plugins.push_back(pl);
+  }
+}
+
 }  // namespace
 
 int cmd_study(args& a) {
@@ -102,11 +126,13 @@ int cmd_study(args& a) {
   rs.repetitions = a.u64("repetitions", 0, 0, 1000);
   rs.pool_dir = a.str("pool-dir", "/dev/shm");
   rs.resume = a.flag("resume");
+  const std::string plugins = a.str("plugin", "");
+  const std::string plugin_abi = a.str("plugin-abi", "master");
   a.finish();
   if (sub != "run")
     throw error(errc::usage,
                 "usage: pmindex study list | pmindex study run NAME [--scale smoke|default|paper] [--out DIR] "
-                "[--only PART[,PART]] [--repetitions R] [--pool-dir DIR] [--resume]");
+                "[--only PART[,PART]] [--repetitions R] [--pool-dir DIR] [--resume] [--plugin NAME=PATH[,...]]");
   if (name.empty()) throw error(errc::usage, "pmindex study run needs a study NAME (pmindex study list)");
   if (std::find(study::k_scales.begin(), study::k_scales.end(), rs.scale) == study::k_scales.end())
     throw error(errc::usage, "unknown --scale '" + rs.scale + "' (smoke, default, paper)");
@@ -126,6 +152,7 @@ int cmd_study(args& a) {
     }
     rs.only.insert(part);
   }
+  add_plugins(s, plugins, plugin_abi);
   if (rs.out_dir.empty()) rs.out_dir = "study-" + s.name;
   rs.self = self_path();
   rs.command = "pmindex study run " + name + " --scale " + rs.scale + " --out " + rs.out_dir;
@@ -133,6 +160,8 @@ int cmd_study(args& a) {
   if (rs.repetitions) rs.command += " --repetitions " + std::to_string(rs.repetitions);
   if (rs.pool_dir != "/dev/shm") rs.command += " --pool-dir " + rs.pool_dir;
   if (rs.resume) rs.command += " --resume";
+  if (!plugins.empty()) rs.command += " --plugin " + plugins;
+  if (plugin_abi != "master") rs.command += " --plugin-abi " + plugin_abi;
   return study::run_study(s, rs);
 }
 

@@ -10,5 +10,6 @@ foreach(f ${PMINDEX_STUDY_FILES})
   set_tests_properties(study_smoke_${name} PROPERTIES TIMEOUT 300 LABELS study COST 30)
 endforeach()
 
-add_test(NAME study_cli_errors COMMAND ${CMAKE_SOURCE_DIR}/tests/studies/study_errors.sh $<TARGET_FILE:pmindex>)
+add_test(NAME study_cli_errors COMMAND ${CMAKE_SOURCE_DIR}/tests/studies/study_errors.sh $<TARGET_FILE:pmindex>
+                                      $<TARGET_FILE:pmindex_pibench>)
 set_tests_properties(study_cli_errors PROPERTIES TIMEOUT 120 LABELS study)

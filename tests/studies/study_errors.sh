@@ -1,10 +1,13 @@
 #!/bin/bash
 # `pmindex study` on bad input: a one-line error and exit code 2 for an
 # unknown study, scale or part, and for study files with an unknown key, an
-# unknown index, an unknown cell label or no indexes.
-# usage: study_errors.sh PMINDEX
+# unknown index, an unknown cell label or no indexes; and for a bad
+# --plugin. A PiBench wrapper given by --plugin runs beside the study's
+# indexes.
+# usage: study_errors.sh PMINDEX LIBPMINDEX_PIBENCH
 set -u
 PM=$1
+LIB=$2
 DIR=$(mktemp -d /dev/shm/pmindex-study-err.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -49,5 +52,18 @@ printf '%s\nindexes = ["canary"]\n[[finding]]\nid = "f"\nstatement = "s"\nsource
 expect 2 "unknown cell label 'colour'" -- study run "$DIR/bad-label.toml" --out "$DIR/o"
 printf 'name = "t\n' > "$DIR/syntax.toml"
 expect 2 "syntax.toml:1" -- study run "$DIR/syntax.toml" --out "$DIR/o"
+expect 2 "wants NAME=PATH" -- study run part-two --scale smoke --plugin "$LIB" --out "$DIR/o"
+expect 2 "the name of a built-in index" -- study run part-two --scale smoke --plugin "fptree=$LIB" --out "$DIR/o"
+expect 2 "cannot read $DIR/none.so" -- study run part-two --scale smoke --plugin "orig=$DIR/none.so" --out "$DIR/o"
+expect 2 "unknown --plugin-abi 'v2'" -- study run part-two --scale smoke --plugin "orig=$LIB" --plugin-abi v2 --out "$DIR/o"
 [ -e "$DIR/o" ] && fail "a failed study run left an output directory"
+
+# A wrapper given on the command line: its cells carry its name, beside the
+# study's own, and the recorded command names it.
+printf '%s\nindexes = ["canary"]\nrecords = "2K"\n' "$good" > "$DIR/plug.toml"
+"$PM" study run "$DIR/plug.toml" --scale smoke --plugin "mine=$LIB" --out "$DIR/p" > "$DIR/out" 2>&1 ||
+  fail "study run with --plugin exited $?: $(cat "$DIR/out")"
+grep -q '"index": *"mine"' "$DIR/p/results.json" || fail "no cell of the plugin 'mine' in results.json"
+grep -q '"index": *"canary"' "$DIR/p/results.json" || fail "no cell of canary in results.json"
+grep -q -- "--plugin mine=$LIB" "$DIR/p/README.md" || fail "README.md does not give the command with --plugin"
 echo "PASS"
