@@ -94,6 +94,9 @@ int cmd_bench(args& a) {
   base.base = index_options(a, pm::open_mode::must_create);
   if (!base.base.mode) base.base.mode = pm::mode::persist;  // bench always creates its pools
   const bool pool_size_given = a.has("pool-size") || std::getenv("PMINDEX_POOL_SIZE");
+  // On the command line only: PMINDEX_INDEX in the environment also names
+  // the index of pmindex's own PiBench wrapper (a --plugin run of it).
+  const bool index_given = a.has("index");
   std::string index_list = a.str("index", "all");
   base.plugin = a.str("plugin", "");
   const std::string abi = a.str("plugin-abi", "master");
@@ -252,8 +255,12 @@ int cmd_bench(args& a) {
 
   // Indexes: a list, or every registered one; the dataset, made once.
   const bool all = index_list == "all";
-  std::vector<std::string> indexes =
-      base.plugin.empty() ? bench::select_indexes(index_list) : std::vector<std::string>{"plugin"};
+  // --plugin alone runs the wrapper; with --index as well, the wrapper's
+  // cells (named "plugin") join the indexes' in one interleaving, so a port
+  // and its original are measured side by side.
+  std::vector<std::string> indexes;
+  if (base.plugin.empty() || index_given) indexes = bench::select_indexes(index_list);
+  if (!base.plugin.empty()) indexes.push_back("plugin");
   base.data = bench::make_dataset(base.dataset, base.seed, base.universe);
   std::vector<bench::run_result> results;
   std::vector<std::string> skipped, errors;
@@ -282,8 +289,10 @@ int cmd_bench(args& a) {
         if (!pool_size_given) base.base.pool_size = bench::default_pool_size(base, wls);
         if (base.range_threads >= base.threads)
           throw error(errc::usage, "--range-threads must be less than --threads (the others run the workload)");
+        const bool is_plugin = !base.plugin.empty() && name == "plugin";
         bench::run_config cfg = base;
-        if (base.plugin.empty()) {
+        if (!is_plugin) {
+          cfg.plugin.clear();
           cfg.index = name;
           auto fit = bench::fit_to_index(cfg, mode_given || grid_cells > 1);
           if (!fit) {
@@ -306,7 +315,7 @@ int cmd_bench(args& a) {
         // An unordered index runs no scans: its scan workloads are skipped.
         std::vector<bench::workload> mine;
         for (auto& w : wls) {
-          auto e = base.plugin.empty() ? find_index(name) : nullptr;
+          auto e = is_plugin ? nullptr : find_index(name);
           if (e && !e->ordered && w.mix[static_cast<unsigned>(bench::op_type::scan)] > 0)
             skipped.push_back(name + " " + w.name + " (unordered: no scans)");
           else

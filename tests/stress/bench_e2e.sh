@@ -34,6 +34,18 @@ PMINDEX_INDEX=canary "$PM" bench --plugin "$PLUGIN" --workload ycsb-e,ycsb-d "${
 cat "$DIR/plug.txt"
 [ "$(grep -c ' ok$' "$DIR/plug.txt")" -eq 2 ] || fail "plugin rows not checked ok"
 
+# A plugin beside built-in indexes: its cells join theirs in one
+# interleaving. The wrapper keeps its pool file (PMINDEX_KEEP_POOL): the
+# harness removes what the wrapper made, so the next repetition starts fresh.
+PMINDEX_INDEX=canary PMINDEX_KEEP_POOL=1 "$PM" bench --index canary,stdmap --plugin "$PLUGIN" --workload ycsb-c \
+  --repetitions 2 --json "$DIR/mix.json" "${small[@]}" > "$DIR/mix.txt" || fail "plugin beside indexes exited $?"
+cat "$DIR/mix.txt"
+for row in canary stdmap plugin:pmindex_pibench; do
+  grep -q "^$row .* ok$" "$DIR/mix.txt" || fail "no checked $row row beside the others"
+done
+[ -e "$DIR/p.pool" ] && fail "the plugin's pool was left behind"
+[ "$(grep -c '"repetition"' "$DIR/mix.json")" -ge 6 ] || fail "expected 3 cells x 2 repetitions in the JSON"
+
 # Recovery figures, instance and global-lock modes, every universe.
 "$PM" bench --index canary --workload ycsb-b --recover --detail "${small[@]}" > "$DIR/rec.txt" || fail "--recover exited $?"
 grep -q "recovery: clean reopen" "$DIR/rec.txt" || fail "no recovery line"
