@@ -17,10 +17,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <ctime>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 
 #include "null_index.hpp"
 #include "plugin.hpp"

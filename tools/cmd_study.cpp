@@ -13,6 +13,8 @@
 #include <climits>
 #include <cstdio>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "pmindex/error.hpp"
@@ -70,17 +72,25 @@ std::string self_path() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
+// The non-empty items of a comma-separated option value.
+std::vector<std::string> comma_items(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t p = 0; p < list.size();) {
+    size_t e = list.find(',', p);
+    if (e == std::string::npos) e = list.size();
+    if (e > p) out.push_back(list.substr(p, e - p));
+    p = e + 1;
+  }
+  return out;
+}
+
 // --plugin NAME=PATH[,NAME=PATH...]: PiBench wrappers (an original
 // authors' index, built by the user) added to the study's own [[plugin]]s
 // without editing its file; each then runs beside the built-in indexes in
 // every bench run that takes plugins.
 void add_plugins(study::study_spec& s, const std::string& list, const std::string& abi) {
   if (abi != "master" && abi != "bulk") throw error(errc::usage, "unknown --plugin-abi '" + abi + "' (master, bulk)");
-  for (size_t p = 0; !list.empty() && p <= list.size();) {
-    size_t e = list.find(',', p);
-    if (e == std::string::npos) e = list.size();
-    const std::string item = list.substr(p, e - p);
-    p = e + 1;
+  for (const std::string& item : comma_items(list)) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       throw error(errc::usage, "--plugin wants NAME=PATH (a label for its cells, a PiBench wrapper), not '" + item + "'");
@@ -137,12 +147,7 @@ int cmd_study(args& a) {
   if (std::find(study::k_scales.begin(), study::k_scales.end(), rs.scale) == study::k_scales.end())
     throw error(errc::usage, "unknown --scale '" + rs.scale + "' (smoke, default, paper)");
   auto s = study::load_study(study_path(name), known_index);
-  for (size_t p = 0; !only.empty() && p <= only.size();) {
-    size_t e = only.find(',', p);
-    if (e == std::string::npos) e = only.size();
-    std::string part = only.substr(p, e - p);
-    p = e + 1;
-    if (part.empty()) continue;
+  for (const std::string& part : comma_items(only)) {
     bool found = false;
     for (auto& x : s.parts) found |= x.name == part;
     if (!found) {
