@@ -122,7 +122,12 @@
 //  - A write that finds no room while a merge runs waits for it and tries
 //    again; a remove with no merge running merges the active buffer
 //    however small (at most k_forced_merges times). Removes free base
-//    slots, so a few merges always make room.
+//    slots, so a few merges always make room. An insert or update with no
+//    room (log, leaves, keys=bytes its record's block) does the same when
+//    the active buffer holds removes or superseded blocks: removes make
+//    room at once, not when later writes make the buffer due. The merge
+//    thread gives what it freed back to the shared heap (its cache would
+//    keep it from the writers).
 //  - THROTTLE: a writer that finds the active buffer due while a merge
 //    runs waits for that merge (buffers stay near the threshold).
 // keys=bytes: a remove record may name a block no leaf or upsert owns any
@@ -436,7 +441,8 @@ class tree final : public bytes_index {
   bool write_once(ukey k, uint64_t word, wop o, uint64_t* old);
   // A write found no log room (see write()); false: nothing to wait for.
   bool make_room(uint64_t g, bool force);
-  void wait_merge(uint64_t g);  // until the merge of version g commits or no merge runs
+  void wait_merge(uint64_t g);  // until a merge after version g ends (its frees done) or none runs
+  bool merge_frees(const buffer& b) const;
   // Appends one record to b's log (the room was made by grow_log); fence:
   // false for a carry, which fences once for all its records.
   void append(buffer& b, unsigned s, ukey k, uint64_t word, bool tomb, bool fence = true);
@@ -527,6 +533,9 @@ class tree final : public bytes_index {
   std::mutex mmu_;
   std::condition_variable mcv_, idle_cv_;
   bool want_ = false, merging_ = false, stop_ = false, drain_ = true;
+  // The version of the last merge the thread ended (its frees done): a
+  // writer waiting for room waits for this, not the commit (gen_).
+  uint64_t ended_gen_ = 0;
   std::atomic<bool> abort_{false}, resume_{false};
   std::atomic<bool> base_full_{false};  // the last merge carried records: new upserts are refused
   std::thread bg_;

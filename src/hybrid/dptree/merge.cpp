@@ -94,6 +94,7 @@ void tree<K>::merge_thread() {
     }
     l.lock();
     merging_ = false;
+    ended_gen_ = gen_.load();
     if (again) want_ = true;
     idle_cv_.notify_all();
   }
@@ -593,6 +594,10 @@ bool tree<K>::merge(buffer& f) {
     trim_log(unsigned(f.tag % 2));
   } catch (const std::bad_alloc&) {
   }
+  // This thread allocates little (new leaves): what it freed would stay in
+  // its cache, out of the writers' reach (a writer that met a full pool and
+  // waits for this merge to make room would find none).
+  p_.release_cache();
   const pm::counters c1 = pm::thread_counters();
   merge_lines_.fetch_add(c1.lines_flushed - c0.lines_flushed, std::memory_order_relaxed);
   merge_fences_.fetch_add(c1.fences - c0.fences, std::memory_order_relaxed);

@@ -532,10 +532,12 @@ void tree<K>::append(buffer& b, unsigned s, ukey k, uint64_t word, bool tomb, bo
 }
 
 // A write that finds no log room while a merge runs waits for it (the room
-// kept for its carry comes free) and tries again. A remove also merges the
-// active buffer however small when no merge runs: a remove never fails for
-// lack of space while merging makes room (see "Full pools" in dptree.hpp).
-// At most k_forced_merges tries.
+// kept for its carry comes free) and tries again. When no merge runs, a
+// remove merges the active buffer however small (a remove never fails for
+// lack of space while merging makes room: see "Full pools" in dptree.hpp),
+// and so does an insert or update if the buffer holds what its merge frees
+// (removes, superseded blocks): a few removes make room at once, not when
+// later writes make the buffer due. At most k_forced_merges tries.
 template <class K>
 bool tree<K>::write(ukey k, uint64_t word, wop o, uint64_t* old) {
   for (unsigned tries = 0;; ++tries) {
@@ -549,12 +551,14 @@ bool tree<K>::write(ukey k, uint64_t word, wop o, uint64_t* old) {
   }
 }
 
+// `force`: merge the active buffer whatever it holds; else only if its
+// merge frees something. False: no merge runs or was started.
 template <class K>
 bool tree<K>::make_room(uint64_t g, bool force) {
   {
     common::writer_gate::closed s(gate_);
     if (!frozen_) {
-      if (!force || active_->map.empty()) return false;
+      if (active_->map.empty() || !(force || merge_frees(*active_))) return false;
       freeze_locked();
     }
   }
@@ -563,11 +567,20 @@ bool tree<K>::make_room(uint64_t g, bool force) {
   return true;
 }
 
+// Whether b's merge frees pool space: it holds a remove (its record's
+// slot, keys=bytes its block) or a superseded block. Writers excluded.
+template <class K>
+bool tree<K>::merge_frees(const buffer& b) const {
+  uint64_t upserts = 0;
+  for (const cursor& c : b.cur) upserts += c.upserts;
+  return b.map.size() > upserts || !b.garbage.empty();
+}
+
 template <class K>
 void tree<K>::wait_merge(uint64_t g) {
   std::unique_lock l(mmu_);
   idle_cv_.wait(l, [&] {
-    return gen_.load() != g || stop_ || !bg_.joinable() || (!merging_ && !want_);
+    return ended_gen_ > g || stop_ || !bg_.joinable() || (!merging_ && !want_);
   });
 }
 
@@ -647,7 +660,16 @@ bool tree<K>::put_bytes(std::string_view k, std::string_view v, wop o) {
     bool ok = write(key_u64(k), value_u64(v), o, &was);
     return o == wop::upsert ? !was : ok;
   } else {
-    uint64_t kv = common::make_kv_block(p_, k, v);
+    uint64_t kv = 0;
+    for (unsigned tries = 0;; ++tries) {  // the record's block: as write() does for log room
+      const uint64_t g = gen_.load();
+      try {
+        kv = common::make_kv_block(p_, k, v);
+        break;
+      } catch (const error& e) {
+        if (e.code() != errc::pool_full || tries == k_forced_merges || !make_room(g, false)) throw;
+      }
+    }
     uint64_t was = 0;
     bool ok;
     try {
