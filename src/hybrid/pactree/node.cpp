@@ -213,10 +213,12 @@ typename tree<K>::smo tree<K>::split(dnode* n) {
   if (!mut_.on(mutant::split_unlogged)) s = log_begin(k_smo_split, noff, 0);
   // m's block, its anchor block (bytes) and the block the SMO thread's layer
   // insert may need (layer.hpp): all before anything commits, so a full
-  // pool fails this insert and nothing else.
-  uint64_t moff = p_.alloc(sizeof(dnode));
-  uint64_t lw = 0, spare = 0;
+  // pool fails this insert and nothing else. Each may also throw
+  // std::bad_alloc (a new chunk run needs a DRAM node): the log entry goes
+  // back then too.
+  uint64_t moff = 0, lw = 0, spare = 0;
   try {
+    moff = p_.alloc(sizeof(dnode));
     if (!moff) throw error(errc::pool_full, "pactree: the pool is full");
     const key mk = key_of(n, ord[h]);
     char buf[8];
