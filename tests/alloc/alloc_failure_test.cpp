@@ -6,7 +6,9 @@
 // leave no lock held (the next operation does not hang: a watchdog ends the
 // process) and no pool block leaked, and the index must still check(), scan
 // as the std::map oracle says, and reopen clean and dirty with the same
-// records. Background threads allocate as usual (failing_new.hpp).
+// records. Background threads allocate as usual (failing_new.hpp). Before
+// each operation the heap's spare node is spent (spend_heap_spare), so a
+// pool allocation that takes new chunks is among the allocations failed.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -182,6 +184,22 @@ void finish(std::unique_ptr<index>& idx, const options& o, const param& prm, con
   ::alarm(0);
 }
 
+// Takes the heap's spare node (alloc/heap.cpp, make_spare), so that the
+// next pool allocation that takes chunks from a free run asks for DRAM (and
+// meets the armed failure, in its turn): a freed chunk between two taken
+// ones is a run of its own, whose node cannot be had. Whether an operation
+// finds the spare gone otherwise depends on what other threads freed
+// (pool_alloc_throws_test.cpp). Returns the two chunks to free afterwards.
+std::pair<uint64_t, uint64_t> spend_heap_spare(pm::pool& p) {
+  const uint64_t a = p.alloc(64 << 10), b = p.alloc(64 << 10), c = p.alloc(64 << 10);  // make_spare ran
+  if (b) {
+    test::fail_allocation(0);
+    p.free(b);
+    test::allow_allocations();
+  }
+  return {a, c};
+}
+
 void run(const param& prm) {
   ::signal(SIGALRM, hung);
   ::alarm(240);
@@ -208,6 +226,7 @@ void run(const param& prm) {
     const std::string k = rec.key(id);
     const uint64_t v = rng();
     SCOPED_TRACE("op " + std::to_string(op) + " kind " + std::to_string(kind));
+    const auto around = spend_heap_spare(idx->pool());
     for (long fail = 0;; ++fail) {
       const auto before = oracle.find(k) == oracle.end() ? std::nullopt : std::optional<uint64_t>(oracle[k]);
       size_t m = 0;
@@ -250,6 +269,8 @@ void run(const param& prm) {
       else oracle.erase(k);
       if (now != before) break;  // it had its whole effect
     }
+    for (uint64_t c : {around.first, around.second})
+      if (c) idx->pool().free(c);
   }
   std::printf("[ alloc ] %s%s%s: %u operations, %u threw bad_alloc\n", prm.index.c_str(),
               prm.bytes ? " keys=bytes" : "", prm.tx ? " mode=tx" : "", ops, thrown);

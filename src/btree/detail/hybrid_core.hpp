@@ -178,16 +178,14 @@ class hybrid_core {
     auto& lk = ops_.lock(off, l);
     ins r = ops_.insert(l, key, w);
     if (r == ins::full) {
-      uint64_t roff = p_.alloc(ops_.leaf_bytes());
-      if (!roff) {
-        lk.unlock();  // nothing changed
-        throw error(errc::pool_full, std::string(Ops::k_name) + ": the pool is full");
-      }
+      uint64_t roff = 0;
       typename K::key low;
       try {
+        roff = p_.alloc(ops_.leaf_bytes());  // may also throw std::bad_alloc (a new chunk run's DRAM node)
+        if (!roff) throw error(errc::pool_full, std::string(Ops::k_name) + ": the pool is full");
         low = ops_.split(l, roff, at(roff), key, w);
-      } catch (...) {  // no fence key block: l untouched, r never linked
-        p_.free(roff);
+      } catch (...) {  // no leaf or no fence key block: l untouched, r never linked
+        if (roff) p_.free(roff);
         lk.unlock();
         throw;
       }

@@ -108,7 +108,20 @@ void tree::write_rec(uint64_t x, uint32_t i, const key& k, const char* v, uint32
 void tree::split(writer& w, uint64_t* xslot, uint64_t x, uint32_t i) {
   const uint64_t c = x ? child(x)[i] : *xslot;
   const bool leaf = at(c)->leaf;
-  const uint64_t l = w.fresh_node(leaf), r = w.fresh_node(leaf);
+  // The three nodes first: an allocation that fails (pool_full, or
+  // std::bad_alloc for a new chunk run's DRAM node) gives back the ones
+  // before it (tx: the aborted transaction does).
+  uint64_t l = 0, r = 0, nx = 0;
+  try {
+    l = w.fresh_node(leaf);
+    r = w.fresh_node(leaf);
+    nx = w.fresh_node(false);
+  } catch (...) {
+    if (!w.tx)
+      for (uint64_t f : {l, r})
+        if (f) p_.free(f);
+    throw;
+  }
   key sep;
   if (leaf) {
     uint32_t order[k_leaf];
@@ -127,7 +140,6 @@ void tree::split(writer& w, uint64_t* xslot, uint64_t x, uint32_t i) {
     std::memcpy(child(r), child(c) + half + 1, (at(r)->n + 1) * 8);
     sep = inner_key(c, half);
   }
-  const uint64_t nx = w.fresh_node(false);
   const uint32_t xn = x ? at(x)->n : 0;
   if (x) {
     std::memcpy(ikey(nx, 0), ikey(x, 0), i * ik_);
