@@ -73,7 +73,7 @@ void progress_line(const run_config& cfg, const char* phase, double frac, bool d
   if (done) {
     std::fprintf(stderr, "\r\033[K");
   } else {
-    std::fprintf(stderr, "\r\033[K[%s %s] %s %3.0f%%", cfg.plugin.empty() ? cfg.index.c_str() : "plugin",
+    std::fprintf(stderr, "\r\033[K[%s %s] %s %3.0f%%", cfg.plugin.empty() ? cfg.index.c_str() : cfg.plugin_name.empty() ? "plugin" : cfg.plugin_name.c_str(),
                  cfg.w.name.c_str(), phase, frac * 100);
   }
   std::fflush(stderr);
@@ -237,7 +237,7 @@ void resolve(session& x, const run_config& in, const std::vector<workload>& phas
     std::string f = cfg.plugin.substr(cfg.plugin.find_last_of('/') + 1);
     if (f.rfind("lib", 0) == 0) f = f.substr(3);
     if (f.size() > 3 && f.compare(f.size() - 3, 3, ".so") == 0) f.resize(f.size() - 3);
-    x.base.label = "plugin:" + f;
+    x.base.label = cfg.plugin_name.empty() ? "plugin:" + f : cfg.plugin_name;
   }
   // An index with a key limit takes the slot numbers below it: ids are
   // keys (the `slots` universe), fresh inserts stop at the limit.

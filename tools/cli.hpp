@@ -4,9 +4,11 @@
 // verb does not read is an error (exit code 2), never silently ignored.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pmindex/index.hpp"
@@ -67,6 +69,16 @@ class args {
 };
 
 uint64_t parse_size(const std::string& option, const std::string& text);
+
+// A PiBench wrapper's label (bench --plugin NAME=PATH, a study's [[plugin]]
+// name): letters, digits, '-', '_' and '.', so that it names result rows
+// and files and fits in a comma list.
+inline bool plugin_label_ok(std::string_view n) {
+  if (n.empty()) return false;
+  for (char c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
 
 // What a verb names its scratch pools after (stress, damagetest): its pid
 // and its pid namespace, "PID-nsINODE" ("PID" where /proc cannot tell the

@@ -3,6 +3,8 @@
 // See docs/bench.md for the options and the meaning of every output field.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
@@ -38,6 +40,52 @@ std::vector<std::string> split(const std::string& s) {
     }
   }
   if (!cur.empty()) v.push_back(cur);
+  return v;
+}
+
+// A PiBench wrapper of --plugin: its cell's name, its rows' label (empty:
+// runner's "plugin:FILE"), its file and its tree_api layout.
+struct plugin_item {
+  std::string name, label, path;
+  bench::plugin_abi abi = bench::plugin_abi::master;
+};
+
+// --plugin [NAME=]PATH[,...] and --plugin-abi A[,...] (one for all, or one
+// per wrapper). A lone PATH keeps the cell name "plugin"; among several, a
+// PATH without a NAME is named by its file (plugin:FILE).
+std::vector<plugin_item> parse_plugins(const std::string& arg, const std::string& abi_arg) {
+  std::vector<bench::plugin_abi> abis;
+  for (auto& x : split(abi_arg)) {
+    if (x == "bulk") abis.push_back(bench::plugin_abi::bulk);
+    else if (x == "master") abis.push_back(bench::plugin_abi::master);
+    else throw error(errc::usage, "unknown --plugin-abi '" + x + "' (master, bulk)");
+  }
+  if (abis.empty()) throw error(errc::usage, "unknown --plugin-abi '" + abi_arg + "' (master, bulk)");
+  std::vector<plugin_item> v;
+  const auto items = split(arg);
+  for (auto& it : items) {
+    plugin_item p;
+    const size_t eq = it.find('=');
+    if (eq != std::string::npos && it.find('/') > eq) {
+      p.name = p.label = it.substr(0, eq);
+      p.path = it.substr(eq + 1);
+      if (!plugin_label_ok(p.name) || p.path.empty())
+        throw error(errc::usage, "--plugin '" + it + "': NAME=PATH wants a name of letters, digits, '-', '_', '.'");
+    } else {
+      p.path = it;
+      std::string f = it.substr(it.find_last_of('/') + 1);
+      if (f.rfind("lib", 0) == 0) f = f.substr(3);
+      if (f.size() > 3 && f.compare(f.size() - 3, 3, ".so") == 0) f.resize(f.size() - 3);
+      p.name = items.size() == 1 ? "plugin" : "plugin:" + f;
+    }
+    for (auto& q : v)
+      if (q.name == p.name) throw error(errc::usage, "--plugin: two wrappers named '" + p.name + "' (name them NAME=PATH)");
+    v.push_back(p);
+  }
+  if (abis.size() != 1 && abis.size() != v.size())
+    throw error(errc::usage, "--plugin-abi: " + std::to_string(abis.size()) + " layouts for " +
+                                 std::to_string(v.size()) + " wrappers (give one for all, or one each)");
+  for (size_t i = 0; i < v.size(); ++i) v[i].abi = abis.size() == 1 ? abis[0] : abis[i];
   return v;
 }
 
@@ -98,7 +146,7 @@ int cmd_bench(args& a) {
   // the index of pmindex's own PiBench wrapper (a --plugin run of it).
   const bool index_given = a.has("index");
   std::string index_list = a.str("index", "all");
-  base.plugin = a.str("plugin", "");
+  const std::string plugin_arg = a.str("plugin", "");
   const std::string abi = a.str("plugin-abi", "master");
   std::string wl = a.str("workload", "");
   base.records = record_count(a, "records", 1, uint64_t{1} << 40, &base.records_requested).value_or(1000000);
@@ -143,10 +191,7 @@ int cmd_bench(args& a) {
   const std::string grid = a.str("preset", "");
   a.finish();
 
-  if (abi == "bulk")
-    base.abi = bench::plugin_abi::bulk;
-  else if (abi != "master")
-    throw error(errc::usage, "unknown --plugin-abi '" + abi + "' (master, bulk)");
+  const auto plugins = parse_plugins(plugin_arg, abi);
   auto u = bench::parse_universe(uni);
   if (!u) throw error(errc::usage, "unknown --universe '" + uni + "' (dense, sparse, clustered, hashed, slots)");
   base.universe = *u;
@@ -255,12 +300,21 @@ int cmd_bench(args& a) {
 
   // Indexes: a list, or every registered one; the dataset, made once.
   const bool all = index_list == "all";
-  // --plugin alone runs the wrapper; with --index as well, the wrapper's
-  // cells (named "plugin") join the indexes' in one interleaving, so a port
-  // and its original are measured side by side.
+  // --plugin alone runs the wrappers; with --index as well, the wrappers'
+  // cells join the indexes' in one interleaving, so a port and its
+  // original are measured side by side.
   std::vector<std::string> indexes;
-  if (base.plugin.empty() || index_given) indexes = bench::select_indexes(index_list);
-  if (!base.plugin.empty()) indexes.push_back("plugin");
+  if (plugins.empty() || index_given) indexes = bench::select_indexes(index_list);
+  for (auto& pl : plugins) {
+    if (std::find(indexes.begin(), indexes.end(), pl.name) != indexes.end())
+      throw error(errc::usage, "--plugin: '" + pl.name + "' is also an index of --index: name the wrapper NAME=PATH");
+    indexes.push_back(pl.name);
+  }
+  auto plugin_named = [&](const std::string& n) -> const plugin_item* {
+    for (auto& pl : plugins)
+      if (pl.name == n) return &pl;
+    return nullptr;
+  };
   base.data = bench::make_dataset(base.dataset, base.seed, base.universe);
   std::vector<bench::run_result> results;
   std::vector<std::string> skipped, errors;
@@ -289,10 +343,14 @@ int cmd_bench(args& a) {
         if (!pool_size_given) base.base.pool_size = bench::default_pool_size(base, wls);
         if (base.range_threads >= base.threads)
           throw error(errc::usage, "--range-threads must be less than --threads (the others run the workload)");
-        const bool is_plugin = !base.plugin.empty() && name == "plugin";
+        const plugin_item* plug = plugin_named(name);
+        const bool is_plugin = plug != nullptr;
         bench::run_config cfg = base;
-        if (!is_plugin) {
-          cfg.plugin.clear();
+        if (is_plugin) {
+          cfg.plugin = plug->path;
+          cfg.plugin_name = plug->label;
+          cfg.abi = plug->abi;
+        } else {
           cfg.index = name;
           auto fit = bench::fit_to_index(cfg, mode_given || grid_cells > 1);
           if (!fit) {
@@ -336,7 +394,7 @@ int cmd_bench(args& a) {
   for (const auto [rep, i] : bench::interleaved_order(plan.size(), repetitions)) {
     cell& c = plan[i];
     if (c.dead) continue;
-    const std::string& name = c.cfg.plugin.empty() ? c.cfg.index : std::string("plugin");
+    const std::string& name = c.cfg.plugin.empty() ? c.cfg.index : c.cfg.plugin_name;
     if (!c.phases.empty()) {  // one prefill, the workloads as phases
       try {
         auto rs = bench::run_phases(c.cfg, c.phases);
@@ -398,7 +456,7 @@ int cmd_bench(args& a) {
       std::string cmdline = "pmindex bench";
       auto opts = bench::json::value::object();
       opts.set("index", index_list);
-      if (!base.plugin.empty()) opts.set("plugin", base.plugin);
+      if (!plugin_arg.empty()) opts.set("plugin", plugin_arg);
       opts.set("workload", wl);
       opts.set("records", base.records);
       opts.set("records_requested", base.records_requested.empty() ? std::to_string(base.records)

@@ -95,6 +95,8 @@ void add_plugins(study::study_spec& s, const std::string& list, const std::strin
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       throw error(errc::usage, "--plugin wants NAME=PATH (a label for its cells, a PiBench wrapper), not '" + item + "'");
     study::plugin_spec pl{item.substr(0, eq), item.substr(eq + 1), abi};
+    if (!plugin_label_ok(pl.name))
+      throw error(errc::usage, "--plugin " + pl.name + ": a name is letters, digits, '-', '_' and '.'");
     if (known_index(pl.name)) throw error(errc::usage, "--plugin " + pl.name + ": the name of a built-in index");
     for (auto& q : s.plugins)
       if (q.name == pl.name) throw error(errc::usage, "--plugin " + pl.name + ": study " + s.name + " has a plugin of that name");

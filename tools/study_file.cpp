@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli.hpp"
 #include "pmindex/error.hpp"
 #include "study.hpp"
 
@@ -316,6 +317,8 @@ study_spec parse_study(const std::string& text, const std::string& path, bool (*
       if (t.get("abi")) p.abi = rd.str(t, "abi", "plugin '" + p.name + "'", false);
       if (p.abi != "master" && p.abi != "bulk") rd.fail(t.get("abi"), "plugin '" + p.name + "': abi is master or bulk");
       if (known_index(p.name)) rd.fail(&t, "plugin '" + p.name + "': the name of a built-in index");
+      if (!plugin_label_ok(p.name)) rd.fail(&t, "plugin '" + p.name + "': a name is letters, digits, '-', '_' and '.'");
+      if (p.path.find(',') != std::string::npos) rd.fail(&t, "plugin '" + p.name + "': a path without ','");
       s.plugins.push_back(p);
     }
 

@@ -197,7 +197,7 @@ int run_study(const study_spec& s, const run_settings& rs) {
     entry.set("id", inv.id);
     entry.set("part", inv.run->part);
     entry.set("run", inv.run->name);
-    if (inv.indexes.empty() && !inv.plugin) {
+    if (inv.indexes.empty() && inv.plugins.empty()) {
       std::printf("skipped (no index left to run)\n");
       entry.set("status", "skipped");
       runs.push(entry);
@@ -258,8 +258,12 @@ int run_study(const study_spec& s, const run_settings& rs) {
     for (auto& r : got) {
       auto lab = json::value::object();
       for (auto& [k, v] : inv.labels) lab.set(k, v);
+      // A wrapper's rows: bench names them by the wrapper (NAME=PATH);
+      // the label says which of the study's wrappers it was.
+      if (auto* ix = r.get("index"); ix && r.get("plugin"))
+        for (auto* p : inv.plugins)
+          if (ix->is_string() && ix->str() == p->name) lab.set("plugin", p->name);
       r.set("study", lab);
-      if (inv.plugin) r.set("index", inv.plugin->name);
       results.push_back(std::move(r));
     }
     entry.set("exit_code", rc);

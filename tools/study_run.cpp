@@ -101,16 +101,11 @@ std::vector<invocation> expand(const study_spec& s, const run_settings& rs, unsi
         inv.options.push_back({k, v});
       }
       if (!inv.threads) inv.threads = cores;
-      out.push_back(inv);
+      // The study's wrappers run in the indexes' bench command: one
+      // interleaving, each original measured beside its port.
       if (r.plugins && r.kind == "bench")
-        for (auto& p : s.plugins) {
-          invocation pi = inv;
-          pi.indexes.clear();
-          pi.plugin = &p;
-          pi.id += ".plugin-" + file_stem(p.name);
-          pi.labels["plugin"] = p.name;
-          out.push_back(pi);
-        }
+        for (auto& p : s.plugins) inv.plugins.push_back(&p);
+      out.push_back(inv);
       more = false;
       for (size_t i = opts.size(); i-- > 0;) {
         if (++pick[i] < opts[i].second.size()) {
@@ -127,12 +122,18 @@ std::vector<invocation> expand(const study_spec& s, const run_settings& rs, unsi
 std::vector<std::string> bench_argv(const invocation& inv, const run_settings& rs, uint64_t repetitions,
                                     const std::string& json_path, const std::string& pool) {
   std::vector<std::string> a = {"bench"};
-  if (inv.plugin) {
-    a.insert(a.end(), {"--plugin", inv.plugin->path, "--plugin-abi", inv.plugin->abi});
-  } else {
+  if (!inv.indexes.empty()) {
     std::string list;
     for (auto& i : inv.indexes) list += (list.empty() ? "" : ",") + i;
     a.insert(a.end(), {"--index", list});
+  }
+  if (!inv.plugins.empty()) {
+    std::string list, abis;
+    for (auto* p : inv.plugins) {
+      list += (list.empty() ? "" : ",") + p->name + "=" + p->path;
+      abis += (abis.empty() ? "" : ",") + p->abi;
+    }
+    a.insert(a.end(), {"--plugin", list, "--plugin-abi", abis});
   }
   std::string wl;
   for (auto& w : inv.run->workloads) wl += (wl.empty() ? "" : ",") + w;
@@ -227,7 +228,7 @@ void fit_to_machine(std::vector<invocation>& invs, const run_settings& rs, std::
   const double ram = static_cast<double>(mem_available());
   const bool tmp = on_tmpfs(rs.pool_dir);
   for (auto& inv : invs) {
-    if (inv.plugin || inv.run->kind != "bench") continue;
+    if (inv.run->kind != "bench") continue;
     std::string dataset = "u64", value = "8", mode, params;
     for (auto& [k, v] : inv.options) {
       if (k == "dataset") dataset = v;

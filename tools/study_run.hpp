@@ -16,8 +16,8 @@ namespace pmindex::cli::study {
 struct invocation {
   const run_spec* run = nullptr;
   std::string id;                              // names its files under DIR/raw/
-  std::vector<std::string> indexes;            // built-in indexes (empty: a plugin's run)
-  const plugin_spec* plugin = nullptr;
+  std::vector<std::string> indexes;            // built-in indexes
+  std::vector<const plugin_spec*> plugins;     // PiBench wrappers, in the same interleaving
   std::vector<std::pair<std::string, std::string>> options;  // bench option -> value ("" for a flag)
   std::map<std::string, std::string> labels;   // part, run, and the options as the file writes them
   uint64_t records = 0, threads = 1;           // resolved (for the footprint estimate)

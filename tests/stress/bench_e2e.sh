@@ -45,6 +45,13 @@ for row in canary stdmap plugin:pmindex_pibench; do
 done
 [ -e "$DIR/p.pool" ] && fail "the plugin's pool was left behind"
 [ "$(grep -c '"repetition"' "$DIR/mix.json")" -ge 6 ] || fail "expected 3 cells x 2 repetitions in the JSON"
+# Several wrappers, named NAME=PATH, each a cell of its own in the same
+# interleaving (an original and its port, say, both as PiBench wrappers).
+PMINDEX_INDEX=canary "$PM" bench --index stdmap --plugin "orig=$PLUGIN,port=$PLUGIN" --workload ycsb-c \
+  "${small[@]}" > "$DIR/two.txt" || fail "two plugins exited $?"
+for row in stdmap orig port; do
+  grep -q "^$row .* ok$" "$DIR/two.txt" || fail "no checked $row row among two wrappers: $(cat "$DIR/two.txt")"
+done
 
 # Recovery figures, instance and global-lock modes, every universe.
 "$PM" bench --index canary --workload ycsb-b --recover --detail "${small[@]}" > "$DIR/rec.txt" || fail "--recover exited $?"

@@ -54,16 +54,23 @@ printf 'name = "t\n' > "$DIR/syntax.toml"
 expect 2 "syntax.toml:1" -- study run "$DIR/syntax.toml" --out "$DIR/o"
 expect 2 "wants NAME=PATH" -- study run part-two --scale smoke --plugin "$LIB" --out "$DIR/o"
 expect 2 "the name of a built-in index" -- study run part-two --scale smoke --plugin "fptree=$LIB" --out "$DIR/o"
+expect 2 "a name is letters, digits" -- study run part-two --scale smoke --plugin "my orig=$LIB" --out "$DIR/o"
 expect 2 "cannot read $DIR/none.so" -- study run part-two --scale smoke --plugin "orig=$DIR/none.so" --out "$DIR/o"
 expect 2 "unknown --plugin-abi 'v2'" -- study run part-two --scale smoke --plugin "orig=$LIB" --plugin-abi v2 --out "$DIR/o"
 [ -e "$DIR/o" ] && fail "a failed study run left an output directory"
 
-# A wrapper given on the command line: its cells carry its name, beside the
-# study's own, and the recorded command names it.
+# Wrappers given on the command line: their cells carry their names, beside
+# the study's own, measured in the same bench command (one interleaving:
+# one raw result file per run), and the recorded command names them.
 printf '%s\nindexes = ["canary"]\nrecords = "2K"\n' "$good" > "$DIR/plug.toml"
-"$PM" study run "$DIR/plug.toml" --scale smoke --plugin "mine=$LIB" --out "$DIR/p" > "$DIR/out" 2>&1 ||
+"$PM" study run "$DIR/plug.toml" --scale smoke --plugin "mine=$LIB,other=$LIB" --out "$DIR/p" > "$DIR/out" 2>&1 ||
   fail "study run with --plugin exited $?: $(cat "$DIR/out")"
-grep -q '"index": *"mine"' "$DIR/p/results.json" || fail "no cell of the plugin 'mine' in results.json"
+for name in mine other; do
+  grep -q "\"index\": *\"$name\"" "$DIR/p/results.json" || fail "no cell of the plugin '$name' in results.json"
+  grep -q "\"plugin\": *\"$name\"" "$DIR/p/results.json" || fail "the cells of '$name' carry no plugin label"
+done
 grep -q '"index": *"canary"' "$DIR/p/results.json" || fail "no cell of canary in results.json"
-grep -q -- "--plugin mine=$LIB" "$DIR/p/README.md" || fail "README.md does not give the command with --plugin"
+raw=$(ls "$DIR/p/raw/"*.json | grep -vc probe)
+[ "$raw" -eq 1 ] || fail "the wrappers and the index ran in $raw bench commands, not one: $(ls "$DIR/p/raw")"
+grep -q -- "--plugin mine=$LIB,other=$LIB" "$DIR/p/README.md" || fail "README.md does not give the command with --plugin"
 echo "PASS"
