@@ -172,8 +172,10 @@ TEST_F(Dptree, CleanReopenWithoutReplay_refuses_reopen) {
 
 // The original's scan compared the buffer's key against the wrong one and
 // returned a key present in both buffer and base twice. A key in the base
-// and updated in the buffer is scanned once, with the newest value; a key
-// removed in the buffer is not scanned (no resurrection from the base).
+// and written again in the buffer is scanned once, with the newest value; a
+// key removed in the buffer is not scanned (no resurrection from the base).
+// keys=u64 updates of base records are stored in place (no buffer entry):
+// a remove and an insert put the new value in the buffer.
 TEST_F(Dptree, KeyInBufferAndBaseScannedOnce_scan_returns_key_twice) {
   for (const char* params : {"leaf=4,merge_min=100000", "keys=bytes,leaf=4,merge_min=100000"}) {
     SCOPED_TRACE(params);
@@ -185,7 +187,12 @@ TEST_F(Dptree, KeyInBufferAndBaseScannedOnce_scan_returns_key_twice) {
     std::map<uint64_t, uint64_t> ref;
     for (uint64_t k = 0; k < 100; ++k) ref[k] = k;
     for (uint64_t k = 0; k < 100; k += 3) {
-      ASSERT_TRUE(idx->update(k, k + 1000));
+      if (k % 2) {
+        ASSERT_TRUE(idx->update(k, k + 1000));
+      } else {
+        ASSERT_TRUE(idx->remove(k));
+        ASSERT_TRUE(idx->insert(k, k + 1000));
+      }
       ref[k] = k + 1000;
     }
     for (uint64_t k = 1; k < 100; k += 3) {
@@ -306,6 +313,30 @@ TEST_F(Dptree, RemovesInAFullPoolMakeRoomAtOnce) {
     for (size_t i = 0; i < 4; ++i) ASSERT_NO_THROW(ASSERT_TRUE(idx->insert("new/" + std::to_string(i), v)));
     ASSERT_TRUE(idx->check().ok);
   }
+}
+
+// keys=u64: an update of a base record that no buffer holds is stored in
+// its slot (no log record, no buffer entry) and is durable when it
+// returns; an update of a key the active buffer holds goes to the buffer.
+TEST_F(Dptree, UpdateOfABaseRecordInPlace) {
+  auto idx = open_idx("leaf=4,merge_min=100000");
+  for (uint64_t k = 0; k < 100; ++k) ASSERT_TRUE(idx->insert(k, k));
+  idx->close();  // everything in the base
+  idx = reopen();
+  for (uint64_t k = 0; k < 100; k += 2) ASSERT_TRUE(idx->update(k, k + 1000));
+  EXPECT_EQ(extra(*idx, "in_place_updates"), 50);
+  EXPECT_EQ(extra(*idx, "buffer_records"), 0);
+  ASSERT_FALSE(idx->update(500, 1));  // absent
+  ASSERT_TRUE(idx->insert(200, 1));   // in the buffer: its update goes there too
+  ASSERT_TRUE(idx->update(200, 2));
+  EXPECT_EQ(extra(*idx, "in_place_updates"), 50);
+  idx->abandon();  // what a crash after the last update leaves
+  idx = reopen();
+  expect_no_leak(*idx);
+  std::map<uint64_t, uint64_t> ref;
+  for (uint64_t k = 0; k < 100; ++k) ref[k] = k % 2 ? k : k + 1000;
+  ref[200] = 2;
+  expect_same(*idx, ref, "dirty reopen after updates in place");
 }
 
 }  // namespace

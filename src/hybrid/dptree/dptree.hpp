@@ -9,7 +9,11 @@
 //    removes as tombstones) with a bloom filter, backed by a PM write-ahead
 //    LOG: one 64-byte record per write, written and made durable (1 flush,
 //    1 fence; keys=bytes: + the kv block's lines, covered by the same fence)
-//    BEFORE the write is applied to the map and acknowledged;
+//    BEFORE the write is applied to the map and acknowledged; except an
+//    UPDATE IN PLACE (keys=u64, as the original's upsert): an update of a
+//    key no buffer holds, while no merge runs, stores the new value in the
+//    key's base slot (8-byte store, 1 flush, 1 fence; tree.cpp,
+//    update_in_base; mutant in_place_unflushed);
 //  - the BASE tree: PM leaves of up to 256 records (param `leaf`) in a
 //    singly linked chain, each with two metadata copies {next, max key word,
 //    count, bitmap of used slots, order array (slots in key order)}; the DRAM
@@ -226,6 +230,7 @@ enum class mutant : unsigned {
   fingerprint_skipped,   // a merge writes a new slot without its fingerprint
   fingerprint_unflushed, // a merge writes a new slot's fingerprint but does not flush it
   log_by_thread,         // a writer logs to (and locks) its thread's stripe, not its key's
+  in_place_unflushed,    // an update in a base slot is acknowledged before it is durable
 };
 
 // clang-format off
@@ -443,6 +448,7 @@ class tree final : public bytes_index {
   bool make_room(uint64_t g, bool force);
   void wait_merge(uint64_t g);  // until a merge after version g ends (its frees done) or none runs
   bool merge_frees(const buffer& b) const;
+  int update_in_base(buffer& a, ukey k, uint64_t h, uint64_t word);
   // Appends one record to b's log (the room was made by grow_log); fence:
   // false for a carry, which fences once for all its records.
   void append(buffer& b, unsigned s, ukey k, uint64_t word, bool tomb, bool fence = true);
@@ -541,6 +547,7 @@ class tree final : public bytes_index {
   std::thread bg_;
   std::atomic<uint64_t> merges_{0}, merged_records_{0}, merge_failures_{0}, merge_lines_{0}, merge_fences_{0};
   std::atomic<uint64_t> partial_merges_{0}, carried_{0};
+  std::atomic<uint64_t> in_place_{0};  // updates stored in their base slot (update_in_base)
   uint64_t replayed_ = 0;
   std::unordered_set<uint64_t> recarried_;  // keys=bytes: blocks replay found carried (carry())
   double rebuild_seconds_ = 0, merge_seconds_ = 0;

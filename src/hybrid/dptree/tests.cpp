@@ -47,6 +47,8 @@ index_tests dptree_tests() {
        "--params leaf=4,merge_min=6 --threads 2 --keyset shared --images 400 --ops 400 --keys 32 --seed 5 "
        "--max-violations 1",
        "log of another stripe"},
+      {"in_place_unflushed", "an update stored in its base slot is acknowledged before it is durable",
+       "crashtest", crash, "completed operation was lost|recovered absent, but a completed|completed operations left"},
   };
   const std::string small = "--params leaf=4,merge_min=4";
   e.tests = test_profile{

@@ -429,7 +429,7 @@ template <class K>
 bool tree<K>::base_find(ukey k, uint64_t* word) const noexcept {
   const leaf* l = at(leaf_for(k));
   const int i = slot_of(l, cur(l), k);
-  if (i >= 0 && word) *word = slots(l)[i].value;
+  if (i >= 0 && word) *word = __atomic_load_n(&slots(l)[i].value, __ATOMIC_ACQUIRE);  // updates in place
   return i >= 0;
 }
 
@@ -603,6 +603,14 @@ bool tree<K>::write_once(ukey k, uint64_t word, wop o, uint64_t* old) {
     common::writer_gate::writer in(gate_, p_.thread_slot());
     std::lock_guard lk(st.mu);
     buffer& b = *active_;
+    if constexpr (!k_bytes)
+      if (o == wop::update && !frozen_) {
+        const int r = update_in_base(b, k, h, word);
+        if (r >= 0) {
+          if (old) *old = r;
+          return r;
+        }
+      }
     uint64_t cur_word = 0;
     bool had = false;  // an upsert entry of k in the active buffer
     const bool present = find(k, h, &cur_word, &had);
@@ -631,6 +639,31 @@ bool tree<K>::write_once(ukey k, uint64_t word, wop o, uint64_t* old) {
     throttle();
   }
   return true;
+}
+
+// An update of a key no buffer holds (keys=u64, no merge running) stores
+// its value in the key's base slot: 1 flush, 1 fence, no log record and no
+// buffer entry (the original's upsert does the same). No merge reads the
+// leaves meanwhile (a freeze closes the structure lock this writer holds);
+// the active buffer's lock, held exclusively for the store, keeps scans'
+// snapshots whole; the active log holds no record of k to replay over it
+// (an entry leaves the map only at its merge). Returns 1 (updated), 0 (k
+// absent), -1 (k in the active buffer: the buffer takes the write).
+template <class K>
+int tree<K>::update_in_base(buffer& a, ukey k, uint64_t h, uint64_t word) {
+  if (a.filter.bits && a.filter.maybe(h)) {
+    std::shared_lock lk(a.mu);
+    if (a.map.contains(k)) return -1;
+  }
+  const leaf* l = at(leaf_for(k));
+  const int i = slot_of(l, cur(l), k);
+  if (i < 0) return 0;
+  uint64_t* v = &slots(l)[i].value;
+  std::unique_lock lk(a.mu);
+  store_rel(v, word);
+  if (!mut_.on(mutant::in_place_unflushed)) p_.persist(v, 8);
+  in_place_.fetch_add(1, std::memory_order_relaxed);
+  return 1;
 }
 
 // The active buffer is due but was not frozen (a merge runs): the writer

@@ -239,6 +239,7 @@ index_stats tree<K>::stats() {
              {"merge_failures", double(merge_failures_.load())},
              {"partial_merges", double(partial_merges_.load())},
              {"carried", double(carried_.load())},
+             {"in_place_updates", double(in_place_.load())},
              {"log_records", double(log_records)},  // the logs' room
              // The merge thread's persistence cost per merged buffer entry.
              {"merge_flushes_per_record",
