@@ -11,9 +11,10 @@
 //    1 fence; keys=bytes: + the kv block's lines, covered by the same fence)
 //    BEFORE the write is applied to the map and acknowledged; except an
 //    UPDATE IN PLACE (keys=u64, as the original's upsert): an update of a
-//    key no buffer holds, while no merge runs, stores the new value in the
-//    key's base slot (8-byte store, 1 flush, 1 fence; tree.cpp,
-//    update_in_base; mutant in_place_unflushed);
+//    key no buffer holds stores the new value in the key's base slot
+//    (8-byte store, 1 flush, 1 fence; tree.cpp, update_in_base; mutant
+//    in_place_unflushed), also while a merge runs, unless that merge
+//    copies the leaf's records elsewhere (moving_);
 //  - the BASE tree: PM leaves of up to 256 records (param `leaf`) in a
 //    singly linked chain, each with two metadata copies {next, max key word,
 //    count, bitmap of used slots, order array (slots in key order)}; the DRAM
@@ -231,6 +232,7 @@ enum class mutant : unsigned {
   fingerprint_unflushed, // a merge writes a new slot's fingerprint but does not flush it
   log_by_thread,         // a writer logs to (and locks) its thread's stripe, not its key's
   in_place_unflushed,    // an update in a base slot is acknowledged before it is durable
+  moving_unlisted,       // a merge copies a leaf's records without listing it in moving_
 };
 
 // clang-format off
@@ -548,6 +550,13 @@ class tree final : public bytes_index {
   std::atomic<uint64_t> merges_{0}, merged_records_{0}, merge_failures_{0}, merge_lines_{0}, merge_fences_{0};
   std::atomic<uint64_t> partial_merges_{0}, carried_{0};
   std::atomic<uint64_t> in_place_{0};  // updates stored in their base slot (update_in_base)
+  // The leaves the running merge copies records out of (a split, a leaf
+  // that leaves the chain), each added while the merge plans it, under
+  // move_mu_: an update in place during a merge stores under move_mu_ into
+  // a leaf not listed (the plan reads its values after), else takes the
+  // buffer. Cleared when a merge starts and at its commit.
+  std::mutex move_mu_;
+  std::unordered_set<uint64_t> moving_;
   uint64_t replayed_ = 0;
   std::unordered_set<uint64_t> recarried_;  // keys=bytes: blocks replay found carried (carry())
   double rebuild_seconds_ = 0, merge_seconds_ = 0;

@@ -411,6 +411,10 @@ bool tree<K>::merge(buffer& f) {
     items.emplace_back(ukey(k), v);
   }
 
+  {
+    std::lock_guard ml(move_mu_);
+    moving_.clear();
+  }
   std::map<size_t, plan> plans;
   std::vector<uint64_t> free_after, dead;
   int64_t delta = 0;
@@ -452,6 +456,9 @@ bool tree<K>::merge(buffer& f) {
       auto [it, ok] = plans.emplace(lo, plan{lo, {}});
       const size_t i0 = i, freed0 = free_after.size();
       const int64_t delta0 = delta;
+      // The leaf's records are read under move_mu_, and listed in moving_
+      // if they go elsewhere: no update in place is lost (update_in_base).
+      std::lock_guard ml(move_mu_);
       try {
         it->second = plan_leaf(lo, items, i, free_after, delta, nullptr);
       } catch (const error& e) {
@@ -462,6 +469,10 @@ bool tree<K>::merge(buffer& f) {
         delta = delta0;
         it->second = plan_leaf(lo, items, i, free_after, delta, &rest);
       }
+      const auto& outs = it->second.outs;
+      if (!mut_.on(mutant::moving_unlisted) &&
+          (outs.empty() || std::any_of(outs.begin(), outs.end(), [](const out_leaf& o) { return o.fresh; })))
+        moving_.insert(leaves_[lo]);
     }
     // A leaf that leaves the chain: its nearest kept predecessor takes a
     // new next (an untouched one gets a copy of its metadata that says so).
@@ -571,6 +582,10 @@ bool tree<K>::merge(buffer& f) {
     leaves_.swap(chain);
     base_records_ = uint64_t(int64_t(base_records_) + delta);
     frozen_ = nullptr;
+    {
+      std::lock_guard ml(move_mu_);
+      moving_.clear();
+    }
     dead_map.swap(f.map);
     garbage.swap(f.garbage);
     for (auto& c : f.cur) c.used = c.upserts = 0;

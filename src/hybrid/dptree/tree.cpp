@@ -604,7 +604,7 @@ bool tree<K>::write_once(ukey k, uint64_t word, wop o, uint64_t* old) {
     std::lock_guard lk(st.mu);
     buffer& b = *active_;
     if constexpr (!k_bytes)
-      if (o == wop::update && !frozen_) {
+      if (o == wop::update) {
         const int r = update_in_base(b, k, h, word);
         if (r >= 0) {
           if (old) *old = r;
@@ -641,25 +641,38 @@ bool tree<K>::write_once(ukey k, uint64_t word, wop o, uint64_t* old) {
   return true;
 }
 
-// An update of a key no buffer holds (keys=u64, no merge running) stores
-// its value in the key's base slot: 1 flush, 1 fence, no log record and no
-// buffer entry (the original's upsert does the same). No merge reads the
-// leaves meanwhile (a freeze closes the structure lock this writer holds);
-// the active buffer's lock, held exclusively for the store, keeps scans'
-// snapshots whole; the active log holds no record of k to replay over it
-// (an entry leaves the map only at its merge). Returns 1 (updated), 0 (k
-// absent), -1 (k in the active buffer: the buffer takes the write).
+// An update of a key no buffer holds (keys=u64) stores its value in the
+// key's base slot: 1 flush, 1 fence, no log record and no buffer entry (the
+// original's upsert does the same). The leaves and the inner nodes stay
+// (a commit closes the structure lock this writer holds). A merge running
+// meanwhile keeps a record that stays in its leaf in its slot (write_leaf
+// writes only new records), and copies the records of the leaves in
+// moving_ elsewhere: a store into one of those would be lost, so the
+// buffer takes that write; a leaf not listed yet is planned after the
+// store (under move_mu_) and reads the new value. The active buffer's
+// lock, held exclusively for the store, keeps scans' snapshots whole; no
+// log holds a record of k to replay over it (an entry leaves its map only
+// at its merge). Returns 1 (updated), 0 (k absent), -1 (a buffer holds k,
+// or a merge moves its leaf: the buffer takes the write).
 template <class K>
 int tree<K>::update_in_base(buffer& a, ukey k, uint64_t h, uint64_t word) {
   if (a.filter.bits && a.filter.maybe(h)) {
     std::shared_lock lk(a.mu);
     if (a.map.contains(k)) return -1;
   }
-  const leaf* l = at(leaf_for(k));
+  const buffer* f = frozen_;  // immutable while it is frozen
+  if (f && f->filter.bits && f->filter.maybe(h) && f->map.contains(k)) return -1;
+  const uint64_t off = leaf_for(k);
+  const leaf* l = at(off);
   const int i = slot_of(l, cur(l), k);
   if (i < 0) return 0;
   uint64_t* v = &slots(l)[i].value;
   std::unique_lock lk(a.mu);
+  std::unique_lock ml(move_mu_, std::defer_lock);
+  if (f) {
+    ml.lock();
+    if (moving_.contains(off)) return -1;
+  }
   store_rel(v, word);
   if (!mut_.on(mutant::in_place_unflushed)) p_.persist(v, 8);
   in_place_.fetch_add(1, std::memory_order_relaxed);
