@@ -12,7 +12,7 @@
 //    BEFORE the write is applied to the map and acknowledged; except an
 //    UPDATE IN PLACE (keys=u64, as the original's upsert): an update of a
 //    key no buffer holds stores the new value in the key's base slot
-//    (8-byte store, 1 flush, 1 fence; tree.cpp, update_in_base; mutant
+//    (8-byte store, 1 flush, 1 fence; write.cpp, update_in_base; mutant
 //    in_place_unflushed), also while a merge runs, unless that merge
 //    copies the leaf's records elsewhere (moving_);
 //  - the BASE tree: PM leaves of up to 256 records (param `leaf`) in a
