@@ -234,10 +234,7 @@ void resolve(session& x, const run_config& in, const std::vector<workload>& phas
     x.null_target = discards_records(*x.entry);
     x.base.label = cfg.index;
   } else {
-    std::string f = cfg.plugin.substr(cfg.plugin.find_last_of('/') + 1);
-    if (f.rfind("lib", 0) == 0) f = f.substr(3);
-    if (f.size() > 3 && f.compare(f.size() - 3, 3, ".so") == 0) f.resize(f.size() - 3);
-    x.base.label = cfg.plugin_name.empty() ? "plugin:" + f : cfg.plugin_name;
+    x.base.label = cfg.plugin_name.empty() ? "plugin:" + cfg.plugin : cfg.plugin_name;
   }
   // An index with a key limit takes the slot numbers below it: ids are
   // keys (the `slots` universe), fresh inserts stop at the limit.

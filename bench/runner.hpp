@@ -24,7 +24,7 @@ std::string_view to_string(parallel_mode p) noexcept;
 struct run_config {
   std::string index;          // registered index (ignored with a plugin)
   std::string plugin;         // PiBench wrapper .so, or empty
-  std::string plugin_name;    // its rows' label (empty: plugin:FILE)
+  std::string plugin_name;    // its rows' label (cmd_bench: NAME or plugin:FILE)
   plugin_abi abi = plugin_abi::master;  // its tree_api layout
   options base;               // pool path/size, mode, flush, params
   workload w;

@@ -43,8 +43,8 @@ std::vector<std::string> split(const std::string& s) {
   return v;
 }
 
-// A PiBench wrapper of --plugin: its cell's name, its rows' label (empty:
-// runner's "plugin:FILE"), its file and its tree_api layout.
+// A PiBench wrapper of --plugin: its cell's name, its rows' label (NAME, or
+// plugin:FILE), its file and its tree_api layout.
 struct plugin_item {
   std::string name, label, path;
   bench::plugin_abi abi = bench::plugin_abi::master;
@@ -76,7 +76,8 @@ std::vector<plugin_item> parse_plugins(const std::string& arg, const std::string
       std::string f = it.substr(it.find_last_of('/') + 1);
       if (f.rfind("lib", 0) == 0) f = f.substr(3);
       if (f.size() > 3 && f.compare(f.size() - 3, 3, ".so") == 0) f.resize(f.size() - 3);
-      p.name = items.size() == 1 ? "plugin" : "plugin:" + f;
+      p.label = "plugin:" + f;
+      p.name = items.size() == 1 ? "plugin" : p.label;
     }
     for (auto& q : v)
       if (q.name == p.name) throw error(errc::usage, "--plugin: two wrappers named '" + p.name + "' (name them NAME=PATH)");
