@@ -107,7 +107,7 @@
 // both the buffer and the base is scanned once, with the newest value.
 // Caveats: the merge thread rebuilds the inner nodes (a pass over the leaf
 // list) at every merge.
-// FULL POOLS (#17 part 3; tests/unit/full_pool_refill_test.cpp): a remove
+// FULL POOLS (tests/unit/full_pool_refill_test.cpp): a remove
 // always succeeds, and a pool emptied by removes fills again.
 //  - PARTIAL MERGE: a leaf that needs a new leaf the pool cannot give stays
 //    one leaf: its removes apply, its new records take the slots free at
