@@ -20,7 +20,6 @@ namespace pmindex::server {
 
 namespace {
 
-constexpr std::string_view k_bad_format = "CLIENT_ERROR bad command line format\r\n";
 constexpr size_t k_max_opaque = 32;
 // A base64 token of up to 250 bytes of key.
 constexpr size_t k_max_key_token = (k_max_key + 2) / 3 * 4;
@@ -73,18 +72,6 @@ std::string_view parse_flags(const std::string_view* tok, size_t ntok, size_t fi
   }
   if (f.has('O') && f['O'].size() > k_max_opaque) return "CLIENT_ERROR opaque token too long\r\n";
   return {};
-}
-
-bool parse_u64(std::string_view t, uint64_t max, uint64_t& v) {
-  if (t.empty() || t.size() > 20 || t[0] == '+') return false;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  return ec == std::errc() && p == t.data() + t.size() && v <= max;
-}
-
-bool parse_i64(std::string_view t, int64_t& v) {
-  if (t.empty() || t.size() > 20) return false;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  return ec == std::errc() && p == t.data() + t.size();
 }
 
 void num(std::string& out, char flag, int64_t v) {

@@ -16,21 +16,6 @@ namespace pmindex::server {
 
 namespace {
 
-constexpr std::string_view k_bad_format = "CLIENT_ERROR bad command line format\r\n";
-
-// Unsigned decimal, digits only, at most `max`.
-bool parse_u64(std::string_view t, uint64_t max, uint64_t& v) {
-  if (t.empty() || t.size() > 20) return false;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  return ec == std::errc() && p == t.data() + t.size() && v <= max && t[0] != '+';
-}
-
-bool parse_i64(std::string_view t, int64_t& v) {
-  if (t.empty() || t.size() > 20) return false;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  return ec == std::errc() && p == t.data() + t.size();
-}
-
 // Splits a line at runs of spaces.
 void tokenize(std::string_view line, std::vector<std::string_view>& tok) {
   tok.clear();

@@ -42,6 +42,7 @@
 #pragma once
 
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -152,5 +153,22 @@ class session {
 // base64 (RFC 4648, padded) of the meta `b` flag.
 std::string base64_encode(std::string_view in);
 bool base64_decode(std::string_view in, std::string& out);
+
+// Shared by the classic and the meta commands.
+inline constexpr std::string_view k_bad_format = "CLIENT_ERROR bad command line format\r\n";
+
+// Unsigned decimal, digits only (no sign), at most `max`.
+inline bool parse_u64(std::string_view t, uint64_t max, uint64_t& v) {
+  if (t.empty() || t.size() > 20 || t[0] == '+') return false;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  return ec == std::errc() && p == t.data() + t.size() && v <= max;
+}
+
+// Signed decimal.
+inline bool parse_i64(std::string_view t, int64_t& v) {
+  if (t.empty() || t.size() > 20) return false;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  return ec == std::errc() && p == t.data() + t.size();
+}
 
 }  // namespace pmindex::server

@@ -8,7 +8,7 @@
 
 namespace pmindex::baseline {
 namespace {
-index_entry make_entry() {
+index_entry make_btree_dram() {
   return make_baseline_entry<absl::btree_map>("btree-dram",
                                               "baseline: abseil btree_map + shared mutex (volatile, dram mode)");
 }
@@ -16,6 +16,6 @@ index_entry make_entry() {
 }  // namespace pmindex::baseline
 
 namespace pmindex::builtin {
-index_entry btree_dram_entry() { return pmindex::baseline::make_entry(); }
+index_entry btree_dram_entry() { return pmindex::baseline::make_btree_dram(); }
 }  // namespace pmindex::builtin
 #endif

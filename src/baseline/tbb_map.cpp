@@ -8,7 +8,7 @@
 
 namespace pmindex::baseline {
 namespace {
-index_entry make_entry() {
+index_entry make_tbb_map() {
   index_entry e = baseline_entry("tbb-map", "baseline: oneTBB concurrent_map (skip list) + a lock per entry "
                                             "(volatile, dram mode)");
   e.scan_guarantee =
@@ -25,6 +25,6 @@ index_entry make_entry() {
 }  // namespace pmindex::baseline
 
 namespace pmindex::builtin {
-index_entry tbb_map_entry() { return pmindex::baseline::make_entry(); }
+index_entry tbb_map_entry() { return pmindex::baseline::make_tbb_map(); }
 }  // namespace pmindex::builtin
 #endif

@@ -23,7 +23,7 @@
 #include "pmindex/index.hpp"
 #include "test_seed.hpp"
 
-namespace pmindex {
+namespace pmindex::index_conformance_bytes_test {
 namespace {
 
 using bytes_map = std::map<std::string, std::string>;
@@ -527,4 +527,4 @@ INSTANTIATE_TEST_SUITE_P(Indexes, ConcurrentBytesConformance, testing::ValuesIn(
                          param_name);
 
 }  // namespace
-}  // namespace pmindex
+}  // namespace pmindex::index_conformance_bytes_test

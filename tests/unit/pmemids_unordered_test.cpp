@@ -17,7 +17,7 @@
 #include "substrate_util.hpp"
 #include "test_seed.hpp"
 
-namespace pmindex {
+namespace pmindex::pmemids_unordered_test {
 namespace {
 
 struct param {
@@ -145,4 +145,4 @@ TEST(PmemidsUnorderedCost, FencesPerOperation) {
 }
 
 }  // namespace
-}  // namespace pmindex
+}  // namespace pmindex::pmemids_unordered_test

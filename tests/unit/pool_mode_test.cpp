@@ -16,7 +16,7 @@
 #include "pmindex/pm/pool.hpp"
 #include "substrate_util.hpp"
 
-namespace pmindex {
+namespace pmindex::pool_mode_test {
 namespace {
 
 using test::run_pmindex;
@@ -240,4 +240,4 @@ TEST(PoolMode, VolatileCleanCloseAndVolatileRecovery) {
 }
 
 }  // namespace
-}  // namespace pmindex
+}  // namespace pmindex::pool_mode_test
