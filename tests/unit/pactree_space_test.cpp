@@ -21,6 +21,7 @@
 #include "pmindex/error.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/util/hash.hpp"
+#include "test_seed.hpp"
 
 namespace pmindex {
 namespace {
@@ -83,13 +84,17 @@ class PactreeSpace : public test::index_fixture, public testing::WithParamInterf
 
   // Each thread updates, then removes, the records it inserted: every
   // remove succeeds, every update but (keys=bytes, copy-on-write) one that
-  // finds no block of its size in a pool full in that size class.
+  // finds no block of its size in a pool full in that size class. As in
+  // full_pool_refill_test.cpp, the default run updates no more records
+  // after 4,096 refusals (each an exception); the long run updates all.
   static void update_then_remove(index& idx, const records& r, const std::vector<std::vector<uint64_t>>& ids) {
+    const uint64_t max_refusals = test::long_run() ? UINT64_MAX : 4096;
     std::atomic<uint64_t> refused{0}, full{0};
     std::vector<std::thread> ts;
     for (size_t t = 0; t < ids.size(); ++t)
       ts.emplace_back([&, t] {
         for (uint64_t i : ids[t]) {
+          if (full.load(std::memory_order_relaxed) >= max_refusals) break;
           try {
             refused += !r.update(idx, i);
           } catch (const error& e) {
