@@ -1,64 +1,59 @@
-// Minimal JSON for the harness: a value tree, a writer (pretty, stable key
-// order as inserted) and a parser (for `pmindex compare`). Enough for the
-// result files pmindex writes; not a general-purpose library.
+// JSON of the harness (result files, `pmindex list --json`, studies) is
+// nlohmann/json's ordered_json: objects keep the order their members were
+// written in, so a result file reads in the order of the table. The helpers
+// read documents a user may have edited or cut short: a member that is
+// missing, or of another type, reads as absent, 0, "" or empty, never as
+// an exception out of a verb.
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
-#include <utility>
-#include <vector>
 
 namespace pmindex::bench::json {
 
-class value {
- public:
-  enum class kind : uint8_t { null, boolean, number, string, array, object };
+using value = nlohmann::ordered_json;
 
-  value() = default;
-  value(bool b) : k_(kind::boolean), b_(b) {}
-  value(double d) : k_(kind::number), d_(d) {}
-  value(int v) : k_(kind::number), d_(v) {}
-  value(uint64_t v) : k_(kind::number), d_(static_cast<double>(v)) {}
-  value(int64_t v) : k_(kind::number), d_(static_cast<double>(v)) {}
-  value(unsigned v) : k_(kind::number), d_(v) {}
-  value(const char* s) : k_(kind::string), s_(s) {}
-  value(std::string s) : k_(kind::string), s_(std::move(s)) {}
-  static value array() { value v; v.k_ = kind::array; return v; }
-  static value object() { value v; v.k_ = kind::object; return v; }
+// The member `key` of an object; nullptr when `v` is no object or has none.
+inline const value* find(const value& v, const std::string& key) {
+  if (!v.is_object()) return nullptr;
+  auto it = v.find(key);
+  return it == v.end() ? nullptr : &*it;
+}
+inline value* find(value& v, const std::string& key) {
+  if (!v.is_object()) return nullptr;
+  auto it = v.find(key);
+  return it == v.end() ? nullptr : &*it;
+}
 
-  kind type() const noexcept { return k_; }
-  bool is_number() const noexcept { return k_ == kind::number; }
-  bool is_object() const noexcept { return k_ == kind::object; }
-  bool is_array() const noexcept { return k_ == kind::array; }
-  bool is_string() const noexcept { return k_ == kind::string; }
-  double number() const noexcept { return d_; }
-  bool boolean() const noexcept { return b_; }
-  const std::string& str() const noexcept { return s_; }
+// A number as a double; 0 when `v` is no number.
+inline double num(const value& v) { return v.is_number() ? v.get<double>() : 0.0; }
 
-  // Objects keep insertion order.
-  value& set(const std::string& key, value v);
-  const value* get(const std::string& key) const;
-  const std::vector<std::pair<std::string, value>>& members() const noexcept { return obj_; }
-  value& push(value v) { arr_.push_back(std::move(v)); return arr_.back(); }
-  const std::vector<value>& items() const noexcept { return arr_; }
+// A string; empty when `v` is no string.
+inline const std::string& str(const value& v) {
+  static const std::string empty;
+  return v.is_string() ? v.get_ref<const std::string&>() : empty;
+}
 
-  std::string dump(int indent = 2) const;
+inline bool boolean(const value& v) { return v.is_boolean() && v.get<bool>(); }
 
- private:
-  void dump_to(std::string& out, int indent, int depth) const;
-  kind k_ = kind::null;
-  bool b_ = false;
-  double d_ = 0;
-  std::string s_;
-  std::vector<value> arr_;
-  std::vector<std::pair<std::string, value>> obj_;
-};
+// An array to iterate or index; empty when `v` is no array.
+inline const value& items(const value& v) {
+  static const value empty = value::array();
+  return v.is_array() ? v : empty;
+}
 
-// Throws pmindex::error(usage) with the position on malformed input.
+// An object whose .items() are its members; empty when `v` is no object.
+inline const value& members(const value& v) {
+  static const value empty = value::object();
+  return v.is_object() ? v : empty;
+}
+
+// Indented by `indent` spaces (0: one line), with a final newline. Bytes
+// that are not UTF-8 (a binary dataset's keys) are written as U+FFFD.
+std::string dump(const value& v, int indent = 2);
+
+// Throws pmindex::error(usage), one line with the byte offset, on
+// malformed input.
 value parse(const std::string& text);
-
-std::string escape(const std::string& s);
 
 }  // namespace pmindex::bench::json

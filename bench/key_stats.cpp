@@ -91,24 +91,24 @@ std::string printable(const std::string& x) {
 
 json::value to_json(const key_stats& s) {
   auto j = json::value::object();
-  j.set("dataset", s.dataset);
-  j.set("seed", s.seed);
-  j.set("keys", s.keys);
-  j.set("dataset_size", s.size);
-  j.set("max_key", static_cast<uint64_t>(s.limit));
-  j.set("duplicates", s.duplicates);
+  j["dataset"] = s.dataset;
+  j["seed"] = s.seed;
+  j["keys"] = s.keys;
+  j["dataset_size"] = s.size;
+  j["max_key"] = static_cast<uint64_t>(s.limit);
+  j["duplicates"] = s.duplicates;
   auto l = json::value::object();
-  l.set("min", static_cast<uint64_t>(s.min_len));
-  l.set("p50", static_cast<uint64_t>(s.p50_len));
-  l.set("mean", s.mean_len);
-  l.set("p99", static_cast<uint64_t>(s.p99_len));
-  l.set("max", static_cast<uint64_t>(s.max_len));
-  j.set("length", l);
-  j.set("total_bytes", s.total_bytes);
-  j.set("mean_shared_prefix", s.mean_prefix);
+  l["min"] = static_cast<uint64_t>(s.min_len);
+  l["p50"] = static_cast<uint64_t>(s.p50_len);
+  l["mean"] = s.mean_len;
+  l["p99"] = static_cast<uint64_t>(s.p99_len);
+  l["max"] = static_cast<uint64_t>(s.max_len);
+  j["length"] = l;
+  j["total_bytes"] = s.total_bytes;
+  j["mean_shared_prefix"] = s.mean_prefix;
   auto a = json::value::array();
-  for (auto& x : s.samples) a.push(printable(x));
-  j.set("samples", a);
+  for (auto& x : s.samples) a.push_back(printable(x));
+  j["samples"] = a;
   return j;
 }
 

@@ -56,23 +56,23 @@ bool is_parameter(const std::string& p) {
 }
 
 std::string cell_of(const json::value& run) {
-  auto* c = run.get("cell");
-  return c && c->is_string() ? c->str() : run_key(run);
+  auto* c = json::find(run, "cell");
+  return c && c->is_string() ? json::str(*c) : run_key(run);
 }
 
 void unique_cells(std::vector<json::value>& runs) {
   std::vector<std::pair<std::string, double>> owner;  // key -> the cell_index that has it
   for (auto& r : runs) {
-    auto* k = r.get("cell");
-    auto* i = r.get("cell_index");
+    auto* k = json::find(r, "cell");
+    auto* i = json::find(r, "cell_index");
     if (!k || !k->is_string() || !i || !i->is_number()) continue;
-    std::string key = k->str();
+    std::string key = json::str(*k);
     auto it = std::find_if(owner.begin(), owner.end(), [&](auto& o) { return o.first == key; });
     if (it == owner.end()) {
-      owner.push_back({key, i->number()});
-    } else if (it->second != i->number()) {
-      key += " #" + std::to_string(static_cast<uint64_t>(i->number()));
-      r.set("cell", key);
+      owner.push_back({key, json::num(*i)});
+    } else if (it->second != json::num(*i)) {
+      key += " #" + std::to_string(static_cast<uint64_t>(json::num(*i)));
+      r["cell"] = key;
     }
   }
 }
@@ -93,11 +93,11 @@ json::value aggregates(const std::vector<json::value>& runs) {
   for (auto& [cell, idx] : group_by_cell(runs)) {
     const json::value& first = runs[idx.front()];
     auto a = json::value::object();
-    a.set("cell", cell);
+    a["cell"] = cell;
     for (const char* k : {"cell_index", "index", "plugin", "workload", "mode", "parallel", "threads", "dataset",
                           "value_size"})
-      if (auto* x = first.get(k)) a.set(k, *x);
-    a.set("repetitions", static_cast<uint64_t>(idx.size()));
+      if (auto* x = json::find(first, k)) a[k] = *x;
+    a["repetitions"] = static_cast<uint64_t>(idx.size());
     // Each dotted path in the order it first appears, with its values.
     std::vector<std::pair<std::string, std::vector<double>>> figs;
     for (size_t i : idx) {
@@ -114,17 +114,17 @@ json::value aggregates(const std::vector<json::value>& runs) {
     for (auto& [path, vals] : figs) {
       const summary s = summarize(vals);
       auto x = json::value::object();
-      x.set("median", s.median);
-      x.set("mean", s.mean);
-      x.set("stddev", s.stddev);
-      x.set("cv", s.cv);
-      x.set("min", s.min);
-      x.set("max", s.max);
-      if (s.n != idx.size()) x.set("runs", static_cast<uint64_t>(s.n));  // a figure some runs lack
-      f.set(path, x);
+      x["median"] = s.median;
+      x["mean"] = s.mean;
+      x["stddev"] = s.stddev;
+      x["cv"] = s.cv;
+      x["min"] = s.min;
+      x["max"] = s.max;
+      if (s.n != idx.size()) x["runs"] = static_cast<uint64_t>(s.n);  // a figure some runs lack
+      f[path] = x;
     }
-    a.set("figures", f);
-    arr.push(a);
+    a["figures"] = f;
+    arr.push_back(a);
   }
   return arr;
 }

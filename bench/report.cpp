@@ -17,11 +17,11 @@ double per(uint64_t a, uint64_t n) { return n ? static_cast<double>(a) / static_
 
 json::value latency_json(const histogram& h) {
   auto l = json::value::object();
-  l.set("samples", h.count());
-  l.set("min", h.min());
-  for (size_t i = 0; i < std::size(k_quantiles); ++i) l.set(k_qnames[i], h.percentile(k_quantiles[i]));
-  l.set("max", h.max());
-  l.set("mean", h.mean());
+  l["samples"] = h.count();
+  l["min"] = h.min();
+  for (size_t i = 0; i < std::size(k_quantiles); ++i) l[k_qnames[i]] = h.percentile(k_quantiles[i]);
+  l["max"] = h.max();
+  l["mean"] = h.mean();
   return l;
 }
 
@@ -38,133 +38,133 @@ std::string human_bytes(double b) {
 json::value to_json(const run_result& r) {
   const auto& c = r.cfg;
   auto j = json::value::object();
-  j.set("index", r.label);
-  if (!c.plugin.empty()) j.set("plugin", c.plugin);
-  j.set("workload", c.w.name);
-  j.set("mode", c.plugin.empty() ? std::string(pm::to_string(c.base.mode.value_or(pm::mode::persist)))
-                                 : std::string("plugin"));
-  j.set("parallel", std::string(to_string(c.parallel)));
-  j.set("threads", c.threads);
-  j.set("dataset", c.dataset);
-  j.set("value_size", c.value_size);
-  j.set("byte_path", c.byte_path());
+  j["index"] = r.label;
+  if (!c.plugin.empty()) j["plugin"] = c.plugin;
+  j["workload"] = c.w.name;
+  j["mode"] = c.plugin.empty() ? std::string(pm::to_string(c.base.mode.value_or(pm::mode::persist)))
+                                 : std::string("plugin");
+  j["parallel"] = std::string(to_string(c.parallel));
+  j["threads"] = c.threads;
+  j["dataset"] = c.dataset;
+  j["value_size"] = c.value_size;
+  j["byte_path"] = c.byte_path();
   // Its cell (the identity the repetitions of one configuration share) and
   // its repetition; cmd_bench makes "cell" unique when two cells of a plan
   // would share a key.
-  j.set("cell", run_key(j));
-  j.set("cell_index", static_cast<uint64_t>(r.cell));
-  j.set("repetition", r.repetition);
+  j["cell"] = run_key(j);
+  j["cell_index"] = static_cast<uint64_t>(r.cell);
+  j["repetition"] = r.repetition;
   auto w = json::value::object();
-  w.set("mix", mix_string(c.w));
-  w.set("distribution", std::string(to_string(c.w.dist)));
-  if (c.w.dist == distribution::selfsimilar) w.set("skew", c.w.skew);
-  if (c.w.dist == distribution::zipfian || c.w.dist == distribution::latest) w.set("theta", c.w.theta);
-  w.set("scan_size", c.w.scan_size);
-  w.set("scan_uniform", c.w.scan_uniform);
-  w.set("records", c.records);
-  w.set("records_requested", c.records_requested.empty() ? std::to_string(c.records) : c.records_requested);
-  w.set("key_space", c.key_space ? c.key_space : c.records);
-  w.set("universe", std::string(to_string(c.universe)));
-  w.set("ops", c.ops);
-  w.set("seconds", c.ops ? 0.0 : c.seconds);
-  w.set("seed", c.seed);
-  w.set("latency_sample_every", c.sample_every);
-  j.set("workload_spec", w);
+  w["mix"] = mix_string(c.w);
+  w["distribution"] = std::string(to_string(c.w.dist));
+  if (c.w.dist == distribution::selfsimilar) w["skew"] = c.w.skew;
+  if (c.w.dist == distribution::zipfian || c.w.dist == distribution::latest) w["theta"] = c.w.theta;
+  w["scan_size"] = c.w.scan_size;
+  w["scan_uniform"] = c.w.scan_uniform;
+  w["records"] = c.records;
+  w["records_requested"] = c.records_requested.empty() ? std::to_string(c.records) : c.records_requested;
+  w["key_space"] = c.key_space ? c.key_space : c.records;
+  w["universe"] = std::string(to_string(c.universe));
+  w["ops"] = c.ops;
+  w["seconds"] = c.ops ? 0.0 : c.seconds;
+  w["seed"] = c.seed;
+  w["latency_sample_every"] = c.sample_every;
+  j["workload_spec"] = w;
 
   auto load = json::value::object();
-  load.set("seconds", r.load_seconds);
-  load.set("records", r.load_ok);
-  load.set("mops", r.load_seconds > 0 ? static_cast<double>(r.load_ok) / r.load_seconds / 1e6 : 0.0);
-  load.set("busy_seconds", r.load_busy_seconds);
-  load.set("flushes_per_insert", per(r.load_flushes, r.load_ok));
-  load.set("fences_per_insert", per(r.load_fences, r.load_ok));
-  load.set("allocs_per_insert", per(r.load_allocs, r.load_ok));
-  j.set("load", load);
+  load["seconds"] = r.load_seconds;
+  load["records"] = r.load_ok;
+  load["mops"] = r.load_seconds > 0 ? static_cast<double>(r.load_ok) / r.load_seconds / 1e6 : 0.0;
+  load["busy_seconds"] = r.load_busy_seconds;
+  load["flushes_per_insert"] = per(r.load_flushes, r.load_ok);
+  load["fences_per_insert"] = per(r.load_fences, r.load_ok);
+  load["allocs_per_insert"] = per(r.load_allocs, r.load_ok);
+  j["load"] = load;
 
   if (r.have_space) {
     auto sp = json::value::object();
-    sp.set("records", r.space.records);
-    sp.set("pm_bytes_used", r.space.pm_bytes_used);
-    sp.set("pm_bytes_reserved", r.space.pm_bytes_reserved);
-    sp.set("dram_bytes", r.space.dram_bytes);
-    sp.set("bytes_per_record", per(r.space.pm_bytes_used + r.space.dram_bytes, r.space.records));
-    sp.set("pm_bytes_per_record", per(r.space.pm_bytes_used, r.space.records));
-    for (auto& [k, v] : r.space.extra) sp.set(k, v);
-    j.set("space", sp);
+    sp["records"] = r.space.records;
+    sp["pm_bytes_used"] = r.space.pm_bytes_used;
+    sp["pm_bytes_reserved"] = r.space.pm_bytes_reserved;
+    sp["dram_bytes"] = r.space.dram_bytes;
+    sp["bytes_per_record"] = per(r.space.pm_bytes_used + r.space.dram_bytes, r.space.records);
+    sp["pm_bytes_per_record"] = per(r.space.pm_bytes_used, r.space.records);
+    for (auto& [k, v] : r.space.extra) sp[k] = v;
+    j["space"] = sp;
   }
 
   auto run = json::value::object();
-  run.set("wall_seconds", r.wall_seconds);
-  run.set("busy_seconds", r.busy_seconds);
-  run.set("ops", r.all.done);
-  run.set("succeeded", r.all.ok);
-  run.set("mops", r.mops);
-  run.set("mops_succeeded", r.mops_ok);
-  run.set("mops_per_thread", c.threads ? r.mops / c.threads : 0.0);
-  run.set("cpu_seconds", r.cpu_seconds);
-  run.set("mops_cpu", r.mops_cpu);
-  run.set("flushes_per_op", per(r.all.flushes, r.all.done));
-  run.set("fences_per_op", per(r.all.fences, r.all.done));
-  run.set("allocs_per_op", per(r.all.allocs, r.all.done));
-  run.set("latency_ns", latency_json(r.all.lat));
-  if (r.key_compares_per_op >= 0) run.set("key_compares_per_op", r.key_compares_per_op);
-  j.set("run", run);
+  run["wall_seconds"] = r.wall_seconds;
+  run["busy_seconds"] = r.busy_seconds;
+  run["ops"] = r.all.done;
+  run["succeeded"] = r.all.ok;
+  run["mops"] = r.mops;
+  run["mops_succeeded"] = r.mops_ok;
+  run["mops_per_thread"] = c.threads ? r.mops / c.threads : 0.0;
+  run["cpu_seconds"] = r.cpu_seconds;
+  run["mops_cpu"] = r.mops_cpu;
+  run["flushes_per_op"] = per(r.all.flushes, r.all.done);
+  run["fences_per_op"] = per(r.all.fences, r.all.done);
+  run["allocs_per_op"] = per(r.all.allocs, r.all.done);
+  run["latency_ns"] = latency_json(r.all.lat);
+  if (r.key_compares_per_op >= 0) run["key_compares_per_op"] = r.key_compares_per_op;
+  j["run"] = run;
 
   auto ops = json::value::object();
   for (unsigned i = 0; i < k_nops; ++i) {
     const auto& o = r.per_op[i];
     if (!o.done) continue;
     auto x = json::value::object();
-    x.set("ops", o.done);
-    x.set("succeeded", o.ok);
+    x["ops"] = o.done;
+    x["succeeded"] = o.ok;
     // Per-type throughput: this type's share of the total rate.
-    x.set("mops", r.all.done ? r.mops * per(o.done, r.all.done) : 0.0);
-    x.set("mops_succeeded", r.all.done ? r.mops * per(o.ok, r.all.done) : 0.0);
-    x.set("flushes_per_op", per(o.flushes, o.done));
-    x.set("fences_per_op", per(o.fences, o.done));
-    x.set("allocs_per_op", per(o.allocs, o.done));
-    x.set("latency_ns", latency_json(o.lat));
-    ops.set(std::string(to_string(static_cast<op_type>(i))), x);
+    x["mops"] = r.all.done ? r.mops * per(o.done, r.all.done) : 0.0;
+    x["mops_succeeded"] = r.all.done ? r.mops * per(o.ok, r.all.done) : 0.0;
+    x["flushes_per_op"] = per(o.flushes, o.done);
+    x["fences_per_op"] = per(o.fences, o.done);
+    x["allocs_per_op"] = per(o.allocs, o.done);
+    x["latency_ns"] = latency_json(o.lat);
+    ops[std::string(to_string(static_cast<op_type>(i)))] = x;
   }
-  j.set("ops", ops);
+  j["ops"] = ops;
 
   auto series = json::value::object();
-  series.set("window_ms", c.window_ms);
+  series["window_ms"] = c.window_ms;
   auto arr = json::value::array();
-  for (double m : r.series_mops) arr.push(m);
-  series.set("mops", arr);
-  j.set("series", series);
+  for (double m : r.series_mops) arr.push_back(m);
+  series["mops"] = arr;
+  j["series"] = series;
 
   auto chk = json::value::object();
-  chk.set("ok", !r.failed);
+  chk["ok"] = !r.failed;
   if (r.counted) {
-    chk.set("expected_records", r.expected_records);
-    chk.set("reported_records", r.reported_records);
-    if (r.scanned) chk.set("scanned_records", r.scanned_records);
+    chk["expected_records"] = r.expected_records;
+    chk["reported_records"] = r.reported_records;
+    if (r.scanned) chk["scanned_records"] = r.scanned_records;
   }
-  chk.set("bad_values", r.bad_values);
-  chk.set("structure", r.structure);
-  if (r.failed) chk.set("failure", r.failure);
-  j.set("check", chk);
+  chk["bad_values"] = r.bad_values;
+  chk["structure"] = r.structure;
+  if (r.failed) chk["failure"] = r.failure;
+  j["check"] = chk;
 
   if (r.have_recovery) {
     auto rc = json::value::object();
-    rc.set("clean_open_seconds", r.clean_open_seconds);
-    rc.set("dirty_open_seconds", r.dirty_open_seconds);
-    rc.set("dirty_recover_seconds", r.dirty_recover_seconds);
-    rc.set("clean_open_cpu_seconds", r.clean_open_cpu_seconds);
-    rc.set("dirty_open_cpu_seconds", r.dirty_open_cpu_seconds);
-    rc.set("traced_blocks", r.dirty_traced_blocks);
-    rc.set("records_after_recovery", r.records_after_recovery);
+    rc["clean_open_seconds"] = r.clean_open_seconds;
+    rc["dirty_open_seconds"] = r.dirty_open_seconds;
+    rc["dirty_recover_seconds"] = r.dirty_recover_seconds;
+    rc["clean_open_cpu_seconds"] = r.clean_open_cpu_seconds;
+    rc["dirty_open_cpu_seconds"] = r.dirty_open_cpu_seconds;
+    rc["traced_blocks"] = r.dirty_traced_blocks;
+    rc["records_after_recovery"] = r.records_after_recovery;
     auto st = json::value::object();
-    for (auto& [k, v] : r.dirty_index_stats) st.set(k, v);
-    rc.set("index_stats_after_recovery", st);
-    j.set("recovery", rc);
+    for (auto& [k, v] : r.dirty_index_stats) st[k] = v;
+    rc["index_stats_after_recovery"] = st;
+    j["recovery"] = rc;
   }
   if (!r.notes.empty()) {
     auto n = json::value::array();
-    for (auto& s : r.notes) n.push(s);
-    j.set("notes", n);
+    for (auto& s : r.notes) n.push_back(s);
+    j["notes"] = n;
   }
   return j;
 }
@@ -351,38 +351,33 @@ void print_table(FILE* f, const std::vector<run_result>& rs, bool detail) {
 }
 
 void flatten(const json::value& v, const std::string& prefix, std::vector<std::pair<std::string, double>>& out) {
-  using k = json::value::kind;
-  switch (v.type()) {
-    case k::number: out.emplace_back(prefix, v.number()); break;
-    case k::boolean: out.emplace_back(prefix, v.boolean() ? 1 : 0); break;
-    case k::object:
-      for (auto& [key, x] : v.members()) flatten(x, prefix.empty() ? key : prefix + "." + key, out);
-      break;
-    case k::array: {
-      bool numbers = !v.items().empty();
-      for (auto& x : v.items()) numbers &= x.is_number();
-      if (numbers) break;  // a time series
-      for (size_t i = 0; i < v.items().size(); ++i)
-        flatten(v.items()[i], prefix + "[" + std::to_string(i) + "]", out);
-      break;
-    }
-    default: break;
+  if (v.is_number()) {
+    out.emplace_back(prefix, json::num(v));
+  } else if (v.is_boolean()) {
+    out.emplace_back(prefix, json::boolean(v) ? 1 : 0);
+  } else if (v.is_object()) {
+    for (auto& [key, x] : v.items()) flatten(x, prefix.empty() ? key : prefix + "." + key, out);
+  } else if (v.is_array()) {
+    bool numbers = !v.empty();
+    for (auto& x : v) numbers &= x.is_number();
+    if (numbers) return;  // a time series
+    for (size_t i = 0; i < v.size(); ++i) flatten(v[i], prefix + "[" + std::to_string(i) + "]", out);
   }
 }
 
 std::string run_key(const json::value& run) {
   auto s = [&](const char* k) {
-    auto* x = run.get(k);
-    return x && x->is_string() ? x->str() : std::string("?");
+    auto* x = json::find(run, k);
+    return x && x->is_string() ? json::str(*x) : std::string("?");
   };
-  auto* t = run.get("threads");
+  auto* t = json::find(run, "threads");
   std::string k = s("index") + " " + s("workload") + " " + s("mode") + " " + s("parallel") + " t" +
-                  std::to_string(t && t->is_number() ? static_cast<int>(t->number()) : 0);
+                  std::to_string(t && t->is_number() ? static_cast<int>(json::num(*t)) : 0);
   // Files from before datasets: u64 keys, 8-byte values (same key as before).
-  auto* d = run.get("dataset");
-  auto* v = run.get("value_size");
-  if (d && d->is_string() && d->str() != "u64") k += " " + d->str();
-  if (v && v->is_number() && v->number() != 8) k += " v" + std::to_string(static_cast<uint64_t>(v->number()));
+  auto* d = json::find(run, "dataset");
+  auto* v = json::find(run, "value_size");
+  if (d && d->is_string() && json::str(*d) != "u64") k += " " + json::str(*d);
+  if (v && v->is_number() && json::num(*v) != 8) k += " v" + std::to_string(static_cast<uint64_t>(json::num(*v)));
   return k;
 }
 

@@ -77,26 +77,26 @@ json::value context() {
   char date[64];
   std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  c.set("date", date);
-  c.set("host", host_name());
+  c["date"] = date;
+  c["host"] = host_name();
   struct utsname u;
-  if (uname(&u) == 0) c.set("kernel", std::string(u.sysname) + " " + u.release);
-  c.set("cpu", cpu_model());
-  c.set("cores", static_cast<unsigned>(std::thread::hardware_concurrency()));
-  c.set("flush_instruction", std::string(pm::to_string(pm::best_flush())));
-  c.set("build_type", PMINDEX_BUILD_TYPE);
+  if (uname(&u) == 0) c["kernel"] = std::string(u.sysname) + " " + u.release;
+  c["cpu"] = cpu_model();
+  c["cores"] = static_cast<unsigned>(std::thread::hardware_concurrency());
+  c["flush_instruction"] = std::string(pm::to_string(pm::best_flush()));
+  c["build_type"] = PMINDEX_BUILD_TYPE;
 #if defined(__clang__)
-  c.set("compiler", "clang " __clang_version__);
+  c["compiler"] = "clang " __clang_version__;
 #elif defined(__GNUC__)
-  c.set("compiler", "gcc " __VERSION__);
+  c["compiler"] = "gcc " __VERSION__;
 #endif
-  c.set("flags", PMINDEX_CXX_FLAGS);
+  c["flags"] = PMINDEX_CXX_FLAGS;
 #ifdef PMINDEX_ASSERTS
-  c.set("asserts", true);
+  c["asserts"] = true;
 #else
-  c.set("asserts", false);
+  c["asserts"] = false;
 #endif
-  c.set("git_commit", git_commit());
+  c["git_commit"] = git_commit();
   return c;
 }
 

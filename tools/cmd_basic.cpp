@@ -15,6 +15,8 @@
 
 namespace pmindex::cli {
 
+namespace json = bench::json;
+
 int cmd_info(args& a) {
   pm::pool_options po;
   po.path = a.str("pool", po.path);
@@ -41,19 +43,19 @@ int cmd_info(args& a) {
   if (json) {
     // One line, as before (scripts read it with a JSON parser).
     auto j = bench::json::value::object();
-    j.set("pool", po.path);
-    j.set("format_version", static_cast<uint64_t>(h.format_version));
-    j.set("index", std::string(h.index_name, strnlen(h.index_name, sizeof h.index_name)));
-    j.set("params", std::string(h.index_params, strnlen(h.index_params, sizeof h.index_params)));
-    j.set("mode", mode);
-    j.set("last_mode", last);
-    j.set("size", static_cast<uint64_t>(h.pool_size));
-    j.set("heap_bytes", static_cast<uint64_t>(h.nchunks * h.chunk_size));
-    j.set("used_bytes", static_cast<uint64_t>(clean ? h.used_at_close : u.used_bytes));
-    j.set("clean", clean);
-    j.set("opens", static_cast<uint64_t>(h.open_count));
-    j.set("created", std::string(when));
-    std::fputs(j.dump(0).c_str(), stdout);
+    j["pool"] = po.path;
+    j["format_version"] = static_cast<uint64_t>(h.format_version);
+    j["index"] = std::string(h.index_name, strnlen(h.index_name, sizeof h.index_name));
+    j["params"] = std::string(h.index_params, strnlen(h.index_params, sizeof h.index_params));
+    j["mode"] = mode;
+    j["last_mode"] = last;
+    j["size"] = static_cast<uint64_t>(h.pool_size);
+    j["heap_bytes"] = static_cast<uint64_t>(h.nchunks * h.chunk_size);
+    j["used_bytes"] = static_cast<uint64_t>(clean ? h.used_at_close : u.used_bytes);
+    j["clean"] = clean;
+    j["opens"] = static_cast<uint64_t>(h.open_count);
+    j["created"] = std::string(when);
+    std::fputs(json::dump(j, 0).c_str(), stdout);
   } else {
     std::string mode_line = mode == last ? mode : mode + " (last opened in " + last + " mode)";
     std::printf("pool      %s\nformat    %u\nindex     %s\nparams    %s\nmode      %s\nsize      %" PRIu64

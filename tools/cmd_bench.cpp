@@ -26,6 +26,8 @@
 
 namespace pmindex::cli {
 
+namespace json = bench::json;
+
 namespace {
 
 std::vector<std::string> split(const std::string& s) {
@@ -456,50 +458,50 @@ int cmd_bench(args& a) {
       auto ctx = bench::context();
       std::string cmdline = "pmindex bench";
       auto opts = bench::json::value::object();
-      opts.set("index", index_list);
-      if (!plugin_arg.empty()) opts.set("plugin", plugin_arg);
-      opts.set("workload", wl);
-      opts.set("records", base.records);
-      opts.set("records_requested", base.records_requested.empty() ? std::to_string(base.records)
-                                                                    : base.records_requested);
-      opts.set("key_space", base.key_space);
-      opts.set("ops", base.ops);
-      opts.set("seconds", base.seconds);
-      opts.set("threads", base.threads);
-      opts.set("seed", base.seed);
-      opts.set("latency_sample", base.sample_every);
-      opts.set("window_ms", base.window_ms);
-      opts.set("universe", uni);
-      opts.set("dataset", base.dataset);
-      opts.set("value_size", base.value_size);
-      opts.set("parallel", par);
-      opts.set("lock", lock);
-      opts.set("mode", std::string(pm::to_string(*base.base.mode)));
-      opts.set("flush", std::string(pm::to_string(base.base.flush)));
-      opts.set("pm_write_ns", base.base.pm_write_ns);
-      opts.set("pool", base.base.pool_path);
-      opts.set("pool_size", base.base.pool_size);
-      opts.set("params", base.base.params);
-      opts.set("recover", base.recover);
-      opts.set("check", base.check);
-      opts.set("pin", base.pin);
-      opts.set("range_threads", base.range_threads);
-      opts.set("range_size", base.range_size);
-      opts.set("inserts", inserts);
-      opts.set("prefill", prefill);
-      opts.set("prefill_order", prefill_order);
-      opts.set("same_index", same_index);
-      opts.set("repetitions", repetitions);
-      if (!grid.empty()) opts.set("preset", grid);
-      if (!dist.empty()) opts.set("distribution", dist);
-      ctx.set("options", opts);
-      doc.set("context", ctx);
+      opts["index"] = index_list;
+      if (!plugin_arg.empty()) opts["plugin"] = plugin_arg;
+      opts["workload"] = wl;
+      opts["records"] = base.records;
+      opts["records_requested"] = base.records_requested.empty() ? std::to_string(base.records)
+                                                                    : base.records_requested;
+      opts["key_space"] = base.key_space;
+      opts["ops"] = base.ops;
+      opts["seconds"] = base.seconds;
+      opts["threads"] = base.threads;
+      opts["seed"] = base.seed;
+      opts["latency_sample"] = base.sample_every;
+      opts["window_ms"] = base.window_ms;
+      opts["universe"] = uni;
+      opts["dataset"] = base.dataset;
+      opts["value_size"] = base.value_size;
+      opts["parallel"] = par;
+      opts["lock"] = lock;
+      opts["mode"] = std::string(pm::to_string(*base.base.mode));
+      opts["flush"] = std::string(pm::to_string(base.base.flush));
+      opts["pm_write_ns"] = base.base.pm_write_ns;
+      opts["pool"] = base.base.pool_path;
+      opts["pool_size"] = base.base.pool_size;
+      opts["params"] = base.base.params;
+      opts["recover"] = base.recover;
+      opts["check"] = base.check;
+      opts["pin"] = base.pin;
+      opts["range_threads"] = base.range_threads;
+      opts["range_size"] = base.range_size;
+      opts["inserts"] = inserts;
+      opts["prefill"] = prefill;
+      opts["prefill_order"] = prefill_order;
+      opts["same_index"] = same_index;
+      opts["repetitions"] = repetitions;
+      if (!grid.empty()) opts["preset"] = grid;
+      if (!dist.empty()) opts["distribution"] = dist;
+      ctx["options"] = opts;
+      doc["context"] = ctx;
       auto arr = bench::json::value::array();
-      for (auto& r : runs) arr.push(r);
-      doc.set("results", arr);
-      doc.set("aggregates", bench::aggregates(runs));
+      for (auto& r : runs) arr.push_back(r);
+      doc["results"] = arr;
+      doc["aggregates"] = bench::aggregates(runs);
       std::ofstream f(json_path);
-      f << doc.dump();
+      f << json::dump(doc);
       if (!f) throw error(errc::io, "cannot write " + json_path);
     }
     if (!csv_path.empty()) {

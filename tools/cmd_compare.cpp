@@ -18,6 +18,8 @@
 
 namespace pmindex::cli {
 
+namespace json = bench::json;
+
 namespace {
 
 bench::json::value load(const std::string& path) {
@@ -31,7 +33,7 @@ bench::json::value load(const std::string& path) {
   } catch (const error& e) {
     throw error(errc::usage, path + ": " + e.what());
   }
-  if (!v.is_object() || !v.get("results") || !v.get("results")->is_array())
+  if (!v.is_object() || !json::find(v, "results") || !json::find(v, "results")->is_array())
     throw error(errc::usage, path + " is not a `pmindex bench --json` result file");
   return v;
 }
@@ -54,15 +56,15 @@ int cmd_compare(args& a) {
   auto A = load(pa), B = load(pb);
 
   std::printf("A: %s", pa.c_str());
-  if (auto* c = A.get("context"); c && c->get("git_commit")) std::printf("  (%s)", c->get("git_commit")->str().c_str());
+  if (auto* c = json::find(A, "context"); c && json::find(*c, "git_commit")) std::printf("  (%s)", json::str(*json::find(*c, "git_commit")).c_str());
   std::printf("\nB: %s", pb.c_str());
-  if (auto* c = B.get("context"); c && c->get("git_commit")) std::printf("  (%s)", c->get("git_commit")->str().c_str());
+  if (auto* c = json::find(B, "context"); c && json::find(*c, "git_commit")) std::printf("  (%s)", json::str(*json::find(*c, "git_commit")).c_str());
   std::printf("\n");
 
   // The runs of each file by cell: one run each, or a cell's repetitions
   // (pmindex bench --repetitions), compared by their medians.
-  const auto& ra_all = A.get("results")->items();
-  const auto& rb_all = B.get("results")->items();
+  const auto& ra_all = json::items(*json::find(A, "results"));
+  const auto& rb_all = json::items(*json::find(B, "results"));
   const auto ga = bench::group_by_cell(ra_all), gb = bench::group_by_cell(rb_all);
   bool repeated = false;
   for (auto* g : {&ga, &gb})
@@ -77,9 +79,9 @@ int cmd_compare(args& a) {
   auto first_a = [&](size_t i) -> const bench::json::value& { return ra_all[ga[i].second.front()]; };
   auto first_b = [&](size_t j) -> const bench::json::value& { return rb_all[gb[j].second.front()]; };
   auto short_key = [](const bench::json::value& r) {
-    auto* i = r.get("index");
-    auto* w = r.get("workload");
-    return (i && i->is_string() ? i->str() : "?") + " " + (w && w->is_string() ? w->str() : "?");
+    auto* i = json::find(r, "index");
+    auto* w = json::find(r, "workload");
+    return (i && i->is_string() ? json::str(*i) : "?") + " " + (w && w->is_string() ? json::str(*w) : "?");
   };
   for (int pass = 0; pass < 3; ++pass)
     for (size_t j = 0; j < gb.size(); ++j) {

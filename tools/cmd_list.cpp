@@ -34,78 +34,78 @@ std::string limits(const index_entry& e) {
 bench::json::value to_json(const index_entry& e) {
   using bench::json::value;
   auto j = value::object();
-  j.set("name", e.name);
-  j.set("family", e.family);
-  j.set("description", e.description);
-  j.set("paper", e.paper);
-  j.set("concurrent", e.concurrent);
-  j.set("ordered", e.ordered);
-  j.set("persistent", e.persistent());
+  j["name"] = e.name;
+  j["family"] = e.family;
+  j["description"] = e.description;
+  j["paper"] = e.paper;
+  j["concurrent"] = e.concurrent;
+  j["ordered"] = e.ordered;
+  j["persistent"] = e.persistent();
   auto modes = value::array();
-  for (auto m : e.modes) modes.push(std::string(pm::to_string(m)));
-  j.set("modes", modes);
+  for (auto m : e.modes) modes.push_back(std::string(pm::to_string(m)));
+  j["modes"] = modes;
   auto kinds = value::array();
-  for (auto k : e.key_kinds) kinds.push(std::string(to_string(k)));
-  j.set("key_kinds", kinds);
-  j.set("max_key", uint64_t(e.max_key));
-  j.set("max_value", uint64_t(e.max_value));
-  j.set("key_limit", key_limit(e, ""));
-  j.set("scan_guarantee", e.scan_guarantee);
+  for (auto k : e.key_kinds) kinds.push_back(std::string(to_string(k)));
+  j["key_kinds"] = kinds;
+  j["max_key"] = uint64_t(e.max_key);
+  j["max_value"] = uint64_t(e.max_value);
+  j["key_limit"] = key_limit(e, "");
+  j["scan_guarantee"] = e.scan_guarantee;
   auto params = value::array();
   for (auto& p : e.params) {
     auto o = value::object();
-    o.set("name", p.name);
-    o.set("help", p.help);
-    o.set("default", p.def);
+    o["name"] = p.name;
+    o["help"] = p.help;
+    o["default"] = p.def;
     if (p.choices.empty()) {
-      o.set("min", p.min);
-      o.set("max", p.max);
+      o["min"] = p.min;
+      o["max"] = p.max;
     } else {
       auto c = value::array();
-      for (auto& x : p.choices) c.push(x);
-      o.set("choices", c);
+      for (auto& x : p.choices) c.push_back(x);
+      o["choices"] = c;
     }
-    params.push(o);
+    params.push_back(o);
   }
-  j.set("params", params);
+  j["params"] = params;
   const index_tests tests = find_index_tests(e.name);
   auto mutants = value::array();
   for (auto& m : tests.mutants) {
     auto o = value::object();
-    o.set("name", m.name);
-    o.set("help", m.help);
-    o.set("checker", m.checker);
-    o.set("args", m.args);
-    o.set("message", m.message);
-    mutants.push(o);
+    o["name"] = m.name;
+    o["help"] = m.help;
+    o["checker"] = m.checker;
+    o["args"] = m.args;
+    o["message"] = m.message;
+    mutants.push_back(o);
   }
-  j.set("mutants", mutants);
+  j["mutants"] = mutants;
   if (tests.tests) {
     auto t = value::object();
-    t.set("crash_args", tests.tests->crash_args);
-    t.set("crash_bytes_args", tests.tests->crash_bytes_args);
-    t.set("bytes_long_dataset", tests.tests->bytes_long_dataset);
-    t.set("bytes_short_dataset", tests.tests->bytes_short_dataset);
-    t.set("stress_args", tests.tests->stress_args);
-    t.set("crash_images", uint64_t(tests.tests->crash_images));
-    t.set("kill_verify", tests.tests->kill_verify);
-    t.set("params", tests.tests->params);
-    t.set("kill_keys", tests.tests->kill_keys);
+    t["crash_args"] = tests.tests->crash_args;
+    t["crash_bytes_args"] = tests.tests->crash_bytes_args;
+    t["bytes_long_dataset"] = tests.tests->bytes_long_dataset;
+    t["bytes_short_dataset"] = tests.tests->bytes_short_dataset;
+    t["stress_args"] = tests.tests->stress_args;
+    t["crash_images"] = uint64_t(tests.tests->crash_images);
+    t["kill_verify"] = tests.tests->kill_verify;
+    t["params"] = tests.tests->params;
+    t["kill_keys"] = tests.tests->kill_keys;
     auto extra = value::array();
     for (auto& x : tests.tests->extra) {
       auto o = value::object();
-      o.set("name", x.name);
-      o.set("args", x.args);
-      o.set("pass", x.pass);
-      o.set("fail", x.fail);
-      o.set("long", x.long_run);
-      o.set("test_build_only", x.test_build_only);
-      extra.push(o);
+      o["name"] = x.name;
+      o["args"] = x.args;
+      o["pass"] = x.pass;
+      o["fail"] = x.fail;
+      o["long"] = x.long_run;
+      o["test_build_only"] = x.test_build_only;
+      extra.push_back(o);
     }
-    t.set("extra", extra);
-    j.set("tests", t);
+    t["extra"] = extra;
+    j["tests"] = t;
   } else {
-    j.set("tests", value());
+    j["tests"] = value();
   }
   return j;
 }
@@ -119,15 +119,15 @@ int cmd_list(args& a) {
   auto all = registered_indexes();
   if (json) {
     auto arr = bench::json::value::array();
-    for (auto& e : all) arr.push(to_json(*e));
+    for (auto& e : all) arr.push_back(to_json(*e));
     auto doc = bench::json::value::object();
 #ifdef PMINDEX_MUTANTS
-    doc.set("test_build", true);
+    doc["test_build"] = true;
 #else
-    doc.set("test_build", false);
+    doc["test_build"] = false;
 #endif
-    doc.set("indexes", arr);
-    std::printf("%s\n", doc.dump().c_str());
+    doc["indexes"] = arr;
+    std::printf("%s\n", bench::json::dump(doc).c_str());
     return 0;
   }
   std::printf("%-14s %-4s %-4s %-10s %-30s %s\n", "index", "mt", "ord", "keys", "modes", "description");

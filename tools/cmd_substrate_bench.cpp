@@ -307,30 +307,30 @@ void write_json(const std::string& file, const std::vector<figure>& figs, int re
   getloadavg(load, 3);
   using bench::json::value;
   auto ctx = value::object();
-  ctx.set("host", std::string(host));
-  ctx.set("cpus", std::thread::hardware_concurrency());
-  ctx.set("flush", std::string(pm::to_string(pm::best_flush())));
-  ctx.set("repeat", repeat);
-  ctx.set("blocks", blocks);
-  ctx.set("loadavg_1min", load[0]);
-  ctx.set("clock", g_wall_clock ? "wall" : "thread-cpu");
+  ctx["host"] = std::string(host);
+  ctx["cpus"] = std::thread::hardware_concurrency();
+  ctx["flush"] = std::string(pm::to_string(pm::best_flush()));
+  ctx["repeat"] = repeat;
+  ctx["blocks"] = blocks;
+  ctx["loadavg_1min"] = load[0];
+  ctx["clock"] = g_wall_clock ? "wall" : "thread-cpu";
   auto arr = value::array();
   for (auto& g : figs) {
     auto f = value::object();
-    f.set("group", g.group);
-    f.set("name", g.name);
-    f.set("unit", g.unit);
-    f.set("median", median(g.samples));
+    f["group"] = g.group;
+    f["name"] = g.name;
+    f["unit"] = g.unit;
+    f["median"] = median(g.samples);
     auto s = value::array();
-    for (double x : g.samples) s.push(x);
-    f.set("samples", s);
-    arr.push(f);
+    for (double x : g.samples) s.push_back(x);
+    f["samples"] = s;
+    arr.push_back(f);
   }
   auto doc = value::object();
-  doc.set("context", ctx);
-  doc.set("figures", arr);
+  doc["context"] = ctx;
+  doc["figures"] = arr;
   std::ofstream out(file);
-  out << doc.dump();
+  out << bench::json::dump(doc);
   if (!out) throw error(errc::io, "cannot write " + file);
 }
 

@@ -20,15 +20,15 @@ std::vector<std::string> scaled::at(const std::string& scale) const {
 namespace {
 
 std::string text_of(const json::value& v) {
-  if (v.is_string()) return v.str();
+  if (v.is_string()) return json::str(v);
   if (v.is_number()) {
     char b[40];
-    double d = v.number();
+    double d = json::num(v);
     if (d == std::floor(d) && std::fabs(d) < 1e15) std::snprintf(b, sizeof b, "%.0f", d);
     else std::snprintf(b, sizeof b, "%g", d);
     return b;
   }
-  if (v.type() == json::value::kind::boolean) return v.boolean() ? "true" : "false";
+  if (v.is_boolean()) return json::boolean(v) ? "true" : "false";
   return "";
 }
 
@@ -144,15 +144,15 @@ verdict rank_finding(const finding_spec& f, const std::vector<cell>& cells) {
 std::map<std::string, std::string> labels_of(const json::value& r) {
   std::map<std::string, std::string> l;
   for (const char* k : {"index", "workload", "threads", "dataset", "value_size", "mode", "parallel"})
-    if (auto* v = r.get(k)) l[k] = text_of(*v);
-  if (auto* w = r.get("workload_spec")) {
-    if (auto* d = w->get("distribution")) l["distribution"] = text_of(*d);
-    if (auto* n = w->get("records")) l["records"] = text_of(*n);
+    if (auto* v = json::find(r, k)) l[k] = text_of(*v);
+  if (auto* w = json::find(r, "workload_spec")) {
+    if (auto* d = json::find(*w, "distribution")) l["distribution"] = text_of(*d);
+    if (auto* n = json::find(*w, "records")) l["records"] = text_of(*n);
   }
   // The study's own labels (part, run, and the options as the study file
   // wrote them, e.g. threads = "all") take precedence.
-  if (auto* s = r.get("study"); s && s->is_object())
-    for (auto& [k, v] : s->members()) l[k] = text_of(v);
+  if (auto* s = json::find(r, "study"); s && s->is_object())
+    for (auto& [k, v] : json::members(*s).items()) l[k] = text_of(v);
   return l;
 }
 
@@ -180,7 +180,7 @@ bool metric_of(const json::value& r, const std::string& path, double& out) {
     if (e == std::string::npos) e = path.size();
     std::string part = pending.empty() ? path.substr(p, e - p) : pending + "." + path.substr(p, e - p);
     p = e + 1;
-    const json::value* next = v->is_object() ? v->get(part) : nullptr;
+    const json::value* next = v->is_object() ? json::find(*v, part) : nullptr;
     if (next) {
       v = next;
       pending.clear();
@@ -189,7 +189,7 @@ bool metric_of(const json::value& r, const std::string& path, double& out) {
     }
   }
   if (pending.empty() && v->is_number()) {
-    out = v->number();
+    out = json::num(*v);
     return std::isfinite(out);
   }
   // Figures a result implies without holding them: DRAM per record, and the

@@ -47,10 +47,10 @@ std::string joined(const std::vector<std::string>& a) {
 
 json::value stat_json(const stat& s) {
   auto o = json::value::object();
-  o.set("n", static_cast<uint64_t>(s.n));
-  o.set("median", s.median);
-  o.set("min", s.min);
-  o.set("max", s.max);
+  o["n"] = static_cast<uint64_t>(s.n);
+  o["median"] = s.median;
+  o["min"] = s.min;
+  o["max"] = s.max;
   return o;
 }
 
@@ -81,10 +81,10 @@ void write_readme(const std::string& path, const study_spec& s, const run_settin
                   const std::vector<std::string>& notes, uint64_t reps) {
   std::ostringstream o;
   auto cs = [&](const char* k) {
-    auto* v = ctx.get(k);
+    auto* v = json::find(ctx, k);
     if (!v) return std::string("?");
-    if (v->is_number()) return fmt(v->number(), 6);
-    return v->str();
+    if (v->is_number()) return fmt(json::num(*v), 6);
+    return json::str(*v);
   };
   o << "# " << s.name << ": " << s.title << "\n\n";
   o << "Reproduces: " << s.paper << ".\n\n";
@@ -98,26 +98,26 @@ void write_readme(const std::string& path, const study_spec& s, const run_settin
   o << "Ratios side by side are what carries over between machines; absolute numbers are this machine's.\n\n";
 
   o << "## Findings\n\n| finding | paper's statement | source | verdict | measured | spread |\n|---|---|---|---|---|---|\n";
-  for (auto& f : findings.items()) {
-    auto g = [&](const char* k) { return f.get(k) ? f.get(k)->str() : std::string(); };
+  for (auto& f : json::items(findings)) {
+    auto g = [&](const char* k) { return json::find(f, k) ? json::str(*json::find(f, k)) : std::string(); };
     bool comparable = g("verdict") != "not comparable";
     o << "| " << g("id") << " | " << md_escape(g("statement")) << " | " << md_escape(g("source")) << " | **"
       << g("verdict") << "** | "
-      << (comparable ? fmt(f.get("ratio")->number()) + " (" + md_escape(g("detail")) + ")" : md_escape(g("detail")))
-      << " | " << (comparable ? fmt(f.get("ratio_min")->number()) + "–" + fmt(f.get("ratio_max")->number()) : "")
+      << (comparable ? fmt(json::num(*json::find(f, "ratio"))) + " (" + md_escape(g("detail")) + ")" : md_escape(g("detail")))
+      << " | " << (comparable ? fmt(json::num(*json::find(f, "ratio_min"))) + "–" + fmt(json::num(*json::find(f, "ratio_max"))) : "")
       << " |\n";
   }
 
-  if (!published.items().empty()) o << "\n## The paper's figures beside ours\n";
-  for (auto& p : published.items()) {
-    o << "\n### " << p.get("title")->str() << "\n\n" << p.get("source")->str() << ", in " << p.get("unit")->str();
-    if (p.get("approximate")->boolean()) o << " (read off a plot: approximate)";
-    if (!p.get("note")->str().empty()) o << ". " << p.get("note")->str();
-    o << "\n\n| " << p.get("by")->str() << " | paper | ours |\n|---|---|---|\n";
-    for (auto& v : p.get("values")->items()) {
-      o << "| " << v.get("index")->str() << " | " << fmt(v.get("paper")->number()) << " | ";
-      if (v.get("ours")) o << fmt(v.get("ours")->number()) << " [" << fmt(v.get("ours_min")->number()) << "–"
-                          << fmt(v.get("ours_max")->number()) << "]";
+  if (!json::items(published).empty()) o << "\n## The paper's figures beside ours\n";
+  for (auto& p : json::items(published)) {
+    o << "\n### " << json::str(*json::find(p, "title")) << "\n\n" << json::str(*json::find(p, "source")) << ", in " << json::str(*json::find(p, "unit"));
+    if (json::boolean(*json::find(p, "approximate"))) o << " (read off a plot: approximate)";
+    if (!json::str(*json::find(p, "note")).empty()) o << ". " << json::str(*json::find(p, "note"));
+    o << "\n\n| " << json::str(*json::find(p, "by")) << " | paper | ours |\n|---|---|---|\n";
+    for (auto& v : json::items(*json::find(p, "values"))) {
+      o << "| " << json::str(*json::find(v, "index")) << " | " << fmt(json::num(*json::find(v, "paper"))) << " | ";
+      if (json::find(v, "ours")) o << fmt(json::num(*json::find(v, "ours"))) << " [" << fmt(json::num(*json::find(v, "ours_min"))) << "–"
+                          << fmt(json::num(*json::find(v, "ours_max"))) << "]";
       else o << "not measured";
       o << " |\n";
     }
@@ -194,26 +194,26 @@ int run_study(const study_spec& s, const run_settings& rs) {
     std::printf("[%zu/%zu] %s: ", i + 1, invs.size(), inv.id.c_str());
     std::fflush(stdout);
     auto entry = json::value::object();
-    entry.set("id", inv.id);
-    entry.set("part", inv.run->part);
-    entry.set("run", inv.run->name);
+    entry["id"] = inv.id;
+    entry["part"] = inv.run->part;
+    entry["run"] = inv.run->name;
     if (inv.indexes.empty() && inv.plugins.empty()) {
       std::printf("skipped (no index left to run)\n");
-      entry.set("status", "skipped");
-      runs.push(entry);
+      entry["status"] = "skipped";
+      runs.push_back(entry);
       continue;
     }
     auto t0 = std::chrono::steady_clock::now();
     std::vector<json::value> got;
     int rc = 0;
     if (inv.run->kind == "serve") {
-      entry.set("command", "pmindex serve --index I --listen 127.0.0.1:0 + loopback memcached clients");
+      entry["command"] = "pmindex serve --index I --listen 127.0.0.1:0 + loopback memcached clients";
       got = run_serve(inv, rs, reps, notes);
     } else {
       std::string json_path = rs.out_dir + "/raw/" + inv.id + ".json";
       std::string done_path = rs.out_dir + "/raw/" + inv.id + ".done";
       auto argv = bench_argv(inv, rs, reps, json_path, pool);
-      entry.set("command", "pmindex " + joined(argv));
+      entry["command"] = "pmindex " + joined(argv);
       // What makes a finished run reusable by --resume: its command with the
       // pool's name (it holds this process's id) left out.
       auto same_run = bench_argv(inv, rs, reps, json_path, "POOL");
@@ -231,19 +231,19 @@ int run_study(const study_spec& s, const run_settings& rs) {
         argv.insert(argv.begin(), rs.self);
         rc = run_child(argv, rs.out_dir + "/raw/" + inv.id + ".txt", rs.out_dir + "/raw/" + inv.id + ".err");
       }
-      entry.set("reused", reused);
+      entry["reused"] = reused;
       std::ifstream f(json_path);
       if (f) {
         std::stringstream ss;
         ss << f.rdbuf();
         try {
           auto doc = json::parse(ss.str());
-          if (!have_ctx && doc.get("context")) {
-            ctx = *doc.get("context");
+          if (!have_ctx && json::find(doc, "context")) {
+            ctx = *json::find(doc, "context");
             have_ctx = true;
           }
-          if (auto* r = doc.get("results"))
-            for (auto& x : r->items()) got.push_back(x);
+          if (auto* r = json::find(doc, "results"))
+            for (auto& x : json::items(*r)) got.push_back(x);
         } catch (const error& e) {
           notes.push_back(inv.id + ": unreadable result file: " + e.what());
         }
@@ -257,49 +257,49 @@ int run_study(const study_spec& s, const run_settings& rs) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (auto& r : got) {
       auto lab = json::value::object();
-      for (auto& [k, v] : inv.labels) lab.set(k, v);
+      for (auto& [k, v] : inv.labels) lab[k] = v;
       // A wrapper's rows: bench names them by the wrapper (NAME=PATH);
       // the label says which of the study's wrappers it was.
-      if (auto* ix = r.get("index"); ix && r.get("plugin"))
+      if (auto* ix = json::find(r, "index"); ix && json::find(r, "plugin"))
         for (auto* p : inv.plugins)
-          if (ix->is_string() && ix->str() == p->name) lab.set("plugin", p->name);
-      r.set("study", lab);
+          if (ix->is_string() && json::str(*ix) == p->name) lab["plugin"] = p->name;
+      r["study"] = lab;
       results.push_back(std::move(r));
     }
-    entry.set("exit_code", rc);
-    entry.set("seconds", secs);
-    entry.set("results", static_cast<uint64_t>(got.size()));
+    entry["exit_code"] = rc;
+    entry["seconds"] = secs;
+    entry["results"] = static_cast<uint64_t>(got.size());
     std::string status = rc == 1   ? "check failed"
                          : rc != 0 ? "failed (exit code " + std::to_string(rc) + ")"
                          : got.empty() && inv.run->kind == "serve" ? "skipped"  // no server or load generator: noted
                                                                    : "ok";
-    entry.set("status", status);
+    entry["status"] = status;
     if (rc != 0) {
       failed = true;
       notes.push_back(inv.id + ": " + status + " (stderr: raw/" + inv.id + ".err)");
     }
-    runs.push(entry);
+    runs.push_back(entry);
     std::printf("%s, %zu results, %.1f s\n", status.c_str(), got.size(), secs);
   }
 
   if (!have_ctx) ctx = bench::context();
   auto context = json::value::object();
-  for (auto& [k, v] : ctx.members())
-    if (k != "options") context.set(k, v);
-  context.set("command", rs.command);
-  context.set("study", s.name);
+  for (auto& [k, v] : json::members(ctx).items())
+    if (k != "options") context[k] = v;
+  context["command"] = rs.command;
+  context["study"] = s.name;
   // The source tree's own study files by their path in the tree: a page
   // names no directory of the machine that ran it.
   const std::string tree_studies = std::string(PMINDEX_SOURCE_DIR) + "/studies/";
   const bool in_tree = *PMINDEX_SOURCE_DIR && s.path.rfind(tree_studies, 0) == 0;
-  context.set("study_file", in_tree ? "studies/" + s.path.substr(tree_studies.size()) : s.path);
-  context.set("scale", rs.scale);
-  context.set("repetitions", reps);
-  if (!context.get("date")) {
+  context["study_file"] = in_tree ? "studies/" + s.path.substr(tree_studies.size()) : s.path;
+  context["scale"] = rs.scale;
+  context["repetitions"] = reps;
+  if (!json::find(context, "date")) {
     std::time_t now = std::time(nullptr);
     char b[64];
     std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    context.set("date", std::string(b));
+    context["date"] = std::string(b);
   }
 
   auto cells = group_cells(results);
@@ -308,16 +308,16 @@ int run_study(const study_spec& s, const run_settings& rs) {
   for (auto& c : cells) {
     auto o = json::value::object();
     auto l = json::value::object();
-    for (auto& [k, v] : c.labels) l.set(k, v);
-    o.set("labels", l);
-    o.set("runs", static_cast<uint64_t>(c.runs.size()));
+    for (auto& [k, v] : c.labels) l[k] = v;
+    o["labels"] = l;
+    o["runs"] = static_cast<uint64_t>(c.runs.size());
     auto m = json::value::object();
     for (auto& name : metrics) {
       auto st = metric_stat(c, name);
-      if (st.n) m.set(name, stat_json(st));
+      if (st.n) m[name] = stat_json(st);
     }
-    o.set("metrics", m);
-    cells_json.push(o);
+    o["metrics"] = m;
+    cells_json.push_back(o);
   }
 
   auto findings = json::value::array();
@@ -325,96 +325,96 @@ int run_study(const study_spec& s, const run_settings& rs) {
   for (auto& f : s.findings) {
     auto v = evaluate(f, cells);
     auto o = json::value::object();
-    o.set("id", f.id);
-    o.set("statement", f.statement);
-    o.set("source", f.source);
-    o.set("kind", f.kind);
-    o.set("metric", f.metric);
-    o.set("verdict", v.status);
-    o.set("ratio", v.ratio);
-    o.set("ratio_min", v.ratio_min);
-    o.set("ratio_max", v.ratio_max);
+    o["id"] = f.id;
+    o["statement"] = f.statement;
+    o["source"] = f.source;
+    o["kind"] = f.kind;
+    o["metric"] = f.metric;
+    o["verdict"] = v.status;
+    o["ratio"] = v.ratio;
+    o["ratio_min"] = v.ratio_min;
+    o["ratio_max"] = v.ratio_max;
     if (f.kind == "ratio") {
       auto w = json::value::array();
-      w.push(f.lo);
-      w.push(f.hi);
-      o.set("within", w);
+      w.push_back(f.lo);
+      w.push_back(f.hi);
+      o["within"] = w;
     } else if (f.kind == "above" || f.kind == "below") {
-      o.set("bound", f.bound);
+      o["bound"] = f.bound;
     } else {
-      o.set("tolerance", f.tolerance);
-      o.set("by", f.by);
+      o["tolerance"] = f.tolerance;
+      o["by"] = f.by;
     }
-    o.set("detail", v.detail);
-    findings.push(o);
+    o["detail"] = v.detail;
+    findings.push_back(o);
     (v.status == "held" ? held : v.status == "not held" ? not_held : nc)++;
   }
 
   auto published = json::value::array();
   for (auto& p : s.published) {
     auto o = json::value::object();
-    o.set("id", p.id);
-    o.set("title", p.title);
-    o.set("source", p.source);
-    o.set("unit", p.unit);
-    o.set("metric", p.metric);
-    o.set("factor", p.factor);
-    o.set("by", p.by);
-    o.set("approximate", p.approximate);
-    o.set("note", p.note);
+    o["id"] = p.id;
+    o["title"] = p.title;
+    o["source"] = p.source;
+    o["unit"] = p.unit;
+    o["metric"] = p.metric;
+    o["factor"] = p.factor;
+    o["by"] = p.by;
+    o["approximate"] = p.approximate;
+    o["note"] = p.note;
     auto vals = json::value::array();
     for (auto& [idx, paper] : p.values) {
       auto v = json::value::object();
-      v.set("index", idx);
-      v.set("paper", paper);
+      v["index"] = idx;
+      v["paper"] = paper;
       auto sel = p.where;
       sel[p.by] = idx;
       auto found = select(cells, sel);
       if (found.size() == 1) {
         auto st = metric_stat(*found[0], p.metric);
         if (st.n) {
-          v.set("ours", st.median * p.factor);
-          v.set("ours_min", st.min * p.factor);
-          v.set("ours_max", st.max * p.factor);
+          v["ours"] = st.median * p.factor;
+          v["ours_min"] = st.min * p.factor;
+          v["ours_max"] = st.max * p.factor;
         }
       }
-      vals.push(v);
+      vals.push_back(v);
     }
-    o.set("values", vals);
-    published.push(o);
+    o["values"] = vals;
+    published.push_back(o);
   }
 
   auto doc = json::value::object();
-  doc.set("context", context);
+  doc["context"] = context;
   auto sj = json::value::object();
-  sj.set("name", s.name);
-  sj.set("title", s.title);
-  sj.set("paper", s.paper);
-  sj.set("description", s.description);
+  sj["name"] = s.name;
+  sj["title"] = s.title;
+  sj["paper"] = s.paper;
+  sj["description"] = s.description;
   auto parts = json::value::array();
   for (auto& p : s.parts) {
     if (!rs.only.empty() && !rs.only.count(p.name)) continue;
     auto pj = json::value::object();
-    pj.set("name", p.name);
-    pj.set("title", p.title);
-    pj.set("description", p.description);
-    parts.push(pj);
+    pj["name"] = p.name;
+    pj["title"] = p.title;
+    pj["description"] = p.description;
+    parts.push_back(pj);
   }
-  sj.set("parts", parts);
-  doc.set("study", sj);
-  doc.set("runs", runs);
+  sj["parts"] = parts;
+  doc["study"] = sj;
+  doc["runs"] = runs;
   auto nj = json::value::array();
-  for (auto& n : notes) nj.push(n);
-  doc.set("notes", nj);
-  doc.set("findings", findings);
-  doc.set("published", published);
-  doc.set("cells", cells_json);
+  for (auto& n : notes) nj.push_back(n);
+  doc["notes"] = nj;
+  doc["findings"] = findings;
+  doc["published"] = published;
+  doc["cells"] = cells_json;
   auto rj = json::value::array();
-  for (auto& r : results) rj.push(r);
-  doc.set("results", rj);
+  for (auto& r : results) rj.push_back(r);
+  doc["results"] = rj;
   {
     std::ofstream f(rs.out_dir + "/results.json");
-    f << doc.dump();
+    f << json::dump(doc);
     if (!f) throw error(errc::io, "cannot write " + rs.out_dir + "/results.json");
   }
   write_readme(rs.out_dir + "/README.md", s, rs, context, cells, findings, published, notes, reps);

@@ -259,7 +259,7 @@ void fit_to_machine(std::vector<invocation>& invs, const run_settings& rs, std::
           ss << f.rdbuf();
           try {
             auto doc = json::parse(ss.str());
-            auto& r = doc.get("results")->items().at(0);
+            auto& r = json::items(*json::find(doc, "results")).at(0);
             ok = metric_of(r, "space.pm_bytes_reserved", pm[i]) && metric_of(r, "space.dram_bytes", dram[i]) &&
                  metric_of(r, "space.records", n[i]) && n[i] > 0;
           } catch (const std::exception&) {

@@ -131,37 +131,37 @@ std::vector<json::value> run_serve(const invocation& inv, const run_settings& rs
         }
         double secs = 0, req = 0, hits = 0, p50 = 0, p99 = 0;
         auto num = [&](const char* k, double& x) {
-          if (auto* v = ph.get(k); v && v->is_number()) x = v->number();
+          if (auto* v = json::find(ph, k); v && v->is_number()) x = json::num(*v);
         };
         num("seconds", secs);
         num("requests", req);
         num("hits", hits);
         num("p50_us", p50);
         num("p99_us", p99);
-        const bool get = ph.get("phase") && ph.get("phase")->str() == "get";
+        const bool get = json::find(ph, "phase") && json::str(*json::find(ph, "phase")) == "get";
         auto r = json::value::object();
-        r.set("index", idx);
-        r.set("workload", get ? "memcached-get" : "memcached-set");
-        r.set("mode", mode.empty() ? "persist" : mode);
-        r.set("parallel", "shared");
-        r.set("threads", clients);
-        r.set("dataset", "memcached");
-        r.set("value_size", value_size);
-        r.set("repetition", rep);
+        r["index"] = idx;
+        r["workload"] = get ? "memcached-get" : "memcached-set";
+        r["mode"] = mode.empty() ? "persist" : mode;
+        r["parallel"] = "shared";
+        r["threads"] = clients;
+        r["dataset"] = "memcached";
+        r["value_size"] = value_size;
+        r["repetition"] = rep;
         auto w = json::value::object();
-        w.set("records", n);
-        w.set("distribution", "sequential");
-        r.set("workload_spec", w);
+        w["records"] = n;
+        w["distribution"] = "sequential";
+        r["workload_spec"] = w;
         auto run = json::value::object();
-        run.set("wall_seconds", secs);
-        run.set("ops", req);
-        if (get) run.set("succeeded", hits);
-        run.set("mops", secs > 0 ? req / secs / 1e6 : 0.0);
+        run["wall_seconds"] = secs;
+        run["ops"] = req;
+        if (get) run["succeeded"] = hits;
+        run["mops"] = secs > 0 ? req / secs / 1e6 : 0.0;
         auto lat = json::value::object();
-        lat.set("p50", p50 * 1000);
-        lat.set("p99", p99 * 1000);
-        run.set("latency_ns", lat);
-        r.set("run", run);
+        lat["p50"] = p50 * 1000;
+        lat["p99"] = p99 * 1000;
+        run["latency_ns"] = lat;
+        r["run"] = run;
         out.push_back(r);
         if (get && hits < req)
           notes.push_back(inv.id + ": " + idx + ": " + std::to_string(static_cast<uint64_t>(req - hits)) + " of " +

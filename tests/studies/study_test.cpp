@@ -20,22 +20,22 @@ bool known(const std::string& name) { return name == "a" || name == "b" || name 
 json::value result(const std::string& index, const std::string& workload, double mops, int rep,
                    const std::string& threads = "1") {
   auto r = json::value::object();
-  r.set("index", index);
-  r.set("workload", workload);
-  r.set("mode", "persist");
-  r.set("threads", 1);
-  r.set("repetition", rep);
+  r["index"] = index;
+  r["workload"] = workload;
+  r["mode"] = "persist";
+  r["threads"] = 1;
+  r["repetition"] = rep;
   auto run = json::value::object();
-  run.set("mops", mops);
+  run["mops"] = mops;
   auto lat = json::value::object();
-  lat.set("p99.9", mops * 10);
-  run.set("latency_ns", lat);
-  r.set("run", run);
+  lat["p99.9"] = mops * 10;
+  run["latency_ns"] = lat;
+  r["run"] = run;
   auto st = json::value::object();
-  st.set("part", "p");
-  st.set("run", "r");
-  st.set("threads", threads);
-  r.set("study", st);
+  st["part"] = "p";
+  st["run"] = "r";
+  st["threads"] = threads;
+  r["study"] = st;
   return r;
 }
 

@@ -96,20 +96,20 @@ TEST(BenchRepeat, MedianAndSpreadText) {
 json::value fake_run(const std::string& index, const std::string& workload, uint64_t cell, uint32_t rep,
                      double mops) {
   auto r = json::value::object();
-  r.set("index", index);
-  r.set("workload", workload);
-  r.set("mode", "dram");
-  r.set("parallel", "shared");
-  r.set("threads", 1);
-  r.set("cell", index + " " + workload + " dram shared t1");
-  r.set("cell_index", cell);
-  r.set("repetition", rep);
+  r["index"] = index;
+  r["workload"] = workload;
+  r["mode"] = "dram";
+  r["parallel"] = "shared";
+  r["threads"] = 1;
+  r["cell"] = index + " " + workload + " dram shared t1";
+  r["cell_index"] = cell;
+  r["repetition"] = rep;
   auto spec = json::value::object();
-  spec.set("records", 1000);
-  r.set("workload_spec", spec);
+  spec["records"] = 1000;
+  r["workload_spec"] = spec;
   auto run = json::value::object();
-  run.set("mops", mops);
-  r.set("run", run);
+  run["mops"] = mops;
+  r["run"] = run;
   return r;
 }
 
@@ -118,35 +118,35 @@ TEST(BenchRepeat, AggregatesPerCellAndFigure) {
                                    fake_run("b", "w", 1, 1, 30), fake_run("a", "w", 0, 1, 2),
                                    fake_run("a", "w", 0, 2, 6),  fake_run("b", "w", 1, 2, 20)};
   const json::value agg = aggregates(runs);
-  ASSERT_EQ(agg.items().size(), 2u);
-  const json::value& a = agg.items()[0];
-  EXPECT_EQ(a.get("cell")->str(), "a w dram shared t1");
-  EXPECT_EQ(a.get("repetitions")->number(), 3);
-  EXPECT_EQ(a.get("index")->str(), "a");
-  const json::value* m = a.get("figures")->get("run.mops");
+  ASSERT_EQ(json::items(agg).size(), 2u);
+  const json::value& a = json::items(agg)[0];
+  EXPECT_EQ(json::str(*json::find(a, "cell")), "a w dram shared t1");
+  EXPECT_EQ(json::num(*json::find(a, "repetitions")), 3);
+  EXPECT_EQ(json::str(*json::find(a, "index")), "a");
+  const json::value* m = json::find(*json::find(a, "figures"), "run.mops");
   ASSERT_TRUE(m);
-  EXPECT_DOUBLE_EQ(m->get("median")->number(), 2);
-  EXPECT_DOUBLE_EQ(m->get("mean")->number(), 3);
-  EXPECT_DOUBLE_EQ(m->get("min")->number(), 1);
-  EXPECT_DOUBLE_EQ(m->get("max")->number(), 6);
-  EXPECT_NEAR(m->get("stddev")->number(), 2.645751311, 1e-9);
-  EXPECT_NEAR(m->get("cv")->number(), 2.645751311 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(json::num(*json::find(*m, "median")), 2);
+  EXPECT_DOUBLE_EQ(json::num(*json::find(*m, "mean")), 3);
+  EXPECT_DOUBLE_EQ(json::num(*json::find(*m, "min")), 1);
+  EXPECT_DOUBLE_EQ(json::num(*json::find(*m, "max")), 6);
+  EXPECT_NEAR(json::num(*json::find(*m, "stddev")), 2.645751311, 1e-9);
+  EXPECT_NEAR(json::num(*json::find(*m, "cv")), 2.645751311 / 3, 1e-9);
   // Parameters and the schedule are not figures.
-  EXPECT_FALSE(a.get("figures")->get("repetition"));
-  EXPECT_FALSE(a.get("figures")->get("cell_index"));
-  EXPECT_FALSE(a.get("figures")->get("threads"));
-  EXPECT_FALSE(a.get("figures")->get("workload_spec.records"));
-  EXPECT_DOUBLE_EQ(agg.items()[1].get("figures")->get("run.mops")->get("median")->number(), 20);
+  EXPECT_FALSE(json::find(*json::find(a, "figures"), "repetition"));
+  EXPECT_FALSE(json::find(*json::find(a, "figures"), "cell_index"));
+  EXPECT_FALSE(json::find(*json::find(a, "figures"), "threads"));
+  EXPECT_FALSE(json::find(*json::find(a, "figures"), "workload_spec.records"));
+  EXPECT_DOUBLE_EQ(json::num(*json::find(*json::find(*json::find(json::items(agg)[1], "figures"), "run.mops"), "median")), 20);
 }
 
 TEST(BenchRepeat, UniqueCellsSeparatesTwoCellsOfOneKey) {
   std::vector<json::value> runs = {fake_run("a", "w", 0, 0, 1), fake_run("a", "w", 1, 0, 2),
                                    fake_run("a", "w", 1, 1, 3), fake_run("a", "w", 0, 1, 4)};
   unique_cells(runs);
-  EXPECT_EQ(runs[0].get("cell")->str(), "a w dram shared t1");
-  EXPECT_EQ(runs[1].get("cell")->str(), "a w dram shared t1 #1");
-  EXPECT_EQ(runs[2].get("cell")->str(), "a w dram shared t1 #1");
-  EXPECT_EQ(runs[3].get("cell")->str(), "a w dram shared t1");
+  EXPECT_EQ(json::str(*json::find(runs[0], "cell")), "a w dram shared t1");
+  EXPECT_EQ(json::str(*json::find(runs[1], "cell")), "a w dram shared t1 #1");
+  EXPECT_EQ(json::str(*json::find(runs[2], "cell")), "a w dram shared t1 #1");
+  EXPECT_EQ(json::str(*json::find(runs[3], "cell")), "a w dram shared t1");
   EXPECT_EQ(group_by_cell(runs).size(), 2u);
 }
 
@@ -178,29 +178,29 @@ TEST_F(BenchRepeatCli, ThreeRepetitionsWriteThreeRunsPerCellAndAggregates) {
   ASSERT_EQ(test::run_pmindex(args, &out), 0) << out;
   EXPECT_NE(out.find("3 repetitions: median (min-max)"), std::string::npos) << out;
   const json::value doc = json::parse(slurp(json_path));
-  const auto& runs = doc.get("results")->items();
+  const auto& runs = json::items(*json::find(doc, "results"));
   ASSERT_EQ(runs.size(), 12u);  // 2 indexes x 2 workloads x 3 repetitions
   std::map<std::string, std::set<int>> reps_of;
   std::vector<int> order;
   for (auto& r : runs) {
-    ASSERT_TRUE(r.get("cell") && r.get("repetition") && r.get("cell_index"));
-    reps_of[r.get("cell")->str()].insert(static_cast<int>(r.get("repetition")->number()));
-    order.push_back(static_cast<int>(r.get("cell_index")->number()));
+    ASSERT_TRUE(json::find(r, "cell") && json::find(r, "repetition") && json::find(r, "cell_index"));
+    reps_of[json::str(*json::find(r, "cell"))].insert(static_cast<int>(json::num(*json::find(r, "repetition"))));
+    order.push_back(static_cast<int>(json::num(*json::find(r, "cell_index"))));
   }
   ASSERT_EQ(reps_of.size(), 4u);
   for (auto& [cell, reps] : reps_of) EXPECT_EQ(reps, (std::set<int>{0, 1, 2})) << cell;
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 1, 2, 3, 0, 2, 3, 0, 1}));  // rotated per repetition
-  EXPECT_EQ(doc.get("context")->get("options")->get("repetitions")->number(), 3);
-  const auto& agg = doc.get("aggregates")->items();
+  EXPECT_EQ(json::num(*json::find(*json::find(*json::find(doc, "context"), "options"), "repetitions")), 3);
+  const auto& agg = json::items(*json::find(doc, "aggregates"));
   ASSERT_EQ(agg.size(), 4u);
   for (auto& a : agg) {
-    EXPECT_EQ(a.get("repetitions")->number(), 3);
-    ASSERT_TRUE(reps_of.count(a.get("cell")->str())) << a.get("cell")->str();
-    const json::value* m = a.get("figures")->get("run.mops");
+    EXPECT_EQ(json::num(*json::find(a, "repetitions")), 3);
+    ASSERT_TRUE(reps_of.count(json::str(*json::find(a, "cell")))) << json::str(*json::find(a, "cell"));
+    const json::value* m = json::find(*json::find(a, "figures"), "run.mops");
     ASSERT_TRUE(m);
-    for (const char* k : {"median", "mean", "stddev", "cv", "min", "max"}) EXPECT_TRUE(m->get(k)) << k;
-    EXPECT_LE(m->get("min")->number(), m->get("median")->number());
-    EXPECT_LE(m->get("median")->number(), m->get("max")->number());
+    for (const char* k : {"median", "mean", "stddev", "cv", "min", "max"}) EXPECT_TRUE(json::find(*m, k)) << k;
+    EXPECT_LE(json::num(*json::find(*m, "min")), json::num(*json::find(*m, "median")));
+    EXPECT_LE(json::num(*json::find(*m, "median")), json::num(*json::find(*m, "max")));
   }
 }
 
@@ -218,9 +218,9 @@ TEST_F(BenchRepeatCli, OneRepetitionKeepsTheTableAndMarksItsRuns) {
     }
   EXPECT_EQ(rows, 4) << out;
   const json::value doc = json::parse(slurp(json_path));
-  ASSERT_EQ(doc.get("results")->items().size(), 4u);
-  for (auto& r : doc.get("results")->items()) EXPECT_EQ(r.get("repetition")->number(), 0);
-  EXPECT_EQ(doc.get("aggregates")->items().size(), 4u);
+  ASSERT_EQ(json::items(*json::find(doc, "results")).size(), 4u);
+  for (auto& r : json::items(*json::find(doc, "results"))) EXPECT_EQ(json::num(*json::find(r, "repetition")), 0);
+  EXPECT_EQ(json::items(*json::find(doc, "aggregates")).size(), 4u);
 }
 
 TEST_F(BenchRepeatCli, RepetitionsOutOfRangeIsAUsageError) {
@@ -235,28 +235,28 @@ TEST_F(BenchRepeatCli, RecordCountsAreDecimalAndKeptAsTyped) {
   ASSERT_EQ(test::run_pmindex(bench_args(json_path), &out), 0) << out;
   EXPECT_NE(out.find("2000 records prefilled (2K: K/M/G/T are powers of 1000)"), std::string::npos) << out;
   const json::value doc = json::parse(slurp(json_path));
-  const auto* opts = doc.get("context")->get("options");
-  EXPECT_EQ(opts->get("records")->number(), 2000);
-  EXPECT_EQ(opts->get("records_requested")->str(), "2K");
-  const auto& r = doc.get("results")->items().front();
-  EXPECT_EQ(r.get("workload_spec")->get("records")->number(), 2000);
-  EXPECT_EQ(r.get("workload_spec")->get("records_requested")->str(), "2K");
-  EXPECT_EQ(r.get("load")->get("records")->number(), 2000);
-  EXPECT_EQ(r.get("run")->get("ops")->number(), 2000);  // --ops 2K
+  const auto* opts = json::find(*json::find(doc, "context"), "options");
+  EXPECT_EQ(json::num(*json::find(*opts, "records")), 2000);
+  EXPECT_EQ(json::str(*json::find(*opts, "records_requested")), "2K");
+  const auto& r = json::items(*json::find(doc, "results")).front();
+  EXPECT_EQ(json::num(*json::find(*json::find(r, "workload_spec"), "records")), 2000);
+  EXPECT_EQ(json::str(*json::find(*json::find(r, "workload_spec"), "records_requested")), "2K");
+  EXPECT_EQ(json::num(*json::find(*json::find(r, "load"), "records")), 2000);
+  EXPECT_EQ(json::num(*json::find(*json::find(r, "run"), "ops")), 2000);  // --ops 2K
   // Binary counts stay spellable.
   auto args = bench_args(json_path);
   *std::find(args.begin(), args.end(), "2K") = "2^11";  // -n 2^11
   ASSERT_EQ(test::run_pmindex(args, &out), 0) << out;
-  EXPECT_EQ(json::parse(slurp(json_path)).get("context")->get("options")->get("records")->number(), 2048);
+  EXPECT_EQ(json::num(*json::find(*json::find(*json::find(json::parse(slurp(json_path)), "context"), "options"), "records")), 2048);
 }
 
 // Two result files of one cell: A's runs 10, 11, 12; B's `b` (one run each).
 void write_pair(const std::string& path, std::vector<double> mops) {
   auto doc = json::value::object();
   auto arr = json::value::array();
-  for (size_t i = 0; i < mops.size(); ++i) arr.push(fake_run("x", "w", 0, static_cast<uint32_t>(i), mops[i]));
-  doc.set("results", arr);
-  std::ofstream(path) << doc.dump();
+  for (size_t i = 0; i < mops.size(); ++i) arr.push_back(fake_run("x", "w", 0, static_cast<uint32_t>(i), mops[i]));
+  doc["results"] = arr;
+  std::ofstream(path) << json::dump(doc);
 }
 
 std::string mops_line(const std::string& out) {
