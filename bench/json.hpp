@@ -19,11 +19,6 @@ inline const value* find(const value& v, const std::string& key) {
   auto it = v.find(key);
   return it == v.end() ? nullptr : &*it;
 }
-inline value* find(value& v, const std::string& key) {
-  if (!v.is_object()) return nullptr;
-  auto it = v.find(key);
-  return it == v.end() ? nullptr : &*it;
-}
 
 // A number as a double; 0 when `v` is no number.
 inline double num(const value& v) { return v.is_number() ? v.get<double>() : 0.0; }

@@ -55,11 +55,12 @@ int cmd_compare(args& a) {
   if (pa.empty() || pb.empty()) throw error(errc::usage, "usage: pmindex compare A.json B.json");
   auto A = load(pa), B = load(pb);
 
-  std::printf("A: %s", pa.c_str());
-  if (auto* c = json::find(A, "context"); c && json::find(*c, "git_commit")) std::printf("  (%s)", json::str(*json::find(*c, "git_commit")).c_str());
-  std::printf("\nB: %s", pb.c_str());
-  if (auto* c = json::find(B, "context"); c && json::find(*c, "git_commit")) std::printf("  (%s)", json::str(*json::find(*c, "git_commit")).c_str());
-  std::printf("\n");
+  auto commit = [](const json::value& doc) {
+    const json::value* c = json::find(doc, "context");
+    const json::value* g = c ? json::find(*c, "git_commit") : nullptr;
+    return g ? "  (" + json::str(*g) + ")" : std::string();
+  };
+  std::printf("A: %s%s\nB: %s%s\n", pa.c_str(), commit(A).c_str(), pb.c_str(), commit(B).c_str());
 
   // The runs of each file by cell: one run each, or a cell's repetitions
   // (pmindex bench --repetitions), compared by their medians.

@@ -180,7 +180,7 @@ bool metric_of(const json::value& r, const std::string& path, double& out) {
     if (e == std::string::npos) e = path.size();
     std::string part = pending.empty() ? path.substr(p, e - p) : pending + "." + path.substr(p, e - p);
     p = e + 1;
-    const json::value* next = v->is_object() ? json::find(*v, part) : nullptr;
+    const json::value* next = json::find(*v, part);
     if (next) {
       v = next;
       pending.clear();

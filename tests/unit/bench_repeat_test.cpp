@@ -120,33 +120,33 @@ TEST(BenchRepeat, AggregatesPerCellAndFigure) {
   const json::value agg = aggregates(runs);
   ASSERT_EQ(json::items(agg).size(), 2u);
   const json::value& a = json::items(agg)[0];
-  EXPECT_EQ(json::str(*json::find(a, "cell")), "a w dram shared t1");
-  EXPECT_EQ(json::num(*json::find(a, "repetitions")), 3);
-  EXPECT_EQ(json::str(*json::find(a, "index")), "a");
-  const json::value* m = json::find(*json::find(a, "figures"), "run.mops");
+  EXPECT_EQ(json::str(a.at("cell")), "a w dram shared t1");
+  EXPECT_EQ(json::num(a.at("repetitions")), 3);
+  EXPECT_EQ(json::str(a.at("index")), "a");
+  const json::value* m = json::find(a.at("figures"), "run.mops");
   ASSERT_TRUE(m);
-  EXPECT_DOUBLE_EQ(json::num(*json::find(*m, "median")), 2);
-  EXPECT_DOUBLE_EQ(json::num(*json::find(*m, "mean")), 3);
-  EXPECT_DOUBLE_EQ(json::num(*json::find(*m, "min")), 1);
-  EXPECT_DOUBLE_EQ(json::num(*json::find(*m, "max")), 6);
-  EXPECT_NEAR(json::num(*json::find(*m, "stddev")), 2.645751311, 1e-9);
-  EXPECT_NEAR(json::num(*json::find(*m, "cv")), 2.645751311 / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(json::num(m->at("median")), 2);
+  EXPECT_DOUBLE_EQ(json::num(m->at("mean")), 3);
+  EXPECT_DOUBLE_EQ(json::num(m->at("min")), 1);
+  EXPECT_DOUBLE_EQ(json::num(m->at("max")), 6);
+  EXPECT_NEAR(json::num(m->at("stddev")), 2.645751311, 1e-9);
+  EXPECT_NEAR(json::num(m->at("cv")), 2.645751311 / 3, 1e-9);
   // Parameters and the schedule are not figures.
-  EXPECT_FALSE(json::find(*json::find(a, "figures"), "repetition"));
-  EXPECT_FALSE(json::find(*json::find(a, "figures"), "cell_index"));
-  EXPECT_FALSE(json::find(*json::find(a, "figures"), "threads"));
-  EXPECT_FALSE(json::find(*json::find(a, "figures"), "workload_spec.records"));
-  EXPECT_DOUBLE_EQ(json::num(*json::find(*json::find(*json::find(json::items(agg)[1], "figures"), "run.mops"), "median")), 20);
+  EXPECT_FALSE(json::find(a.at("figures"), "repetition"));
+  EXPECT_FALSE(json::find(a.at("figures"), "cell_index"));
+  EXPECT_FALSE(json::find(a.at("figures"), "threads"));
+  EXPECT_FALSE(json::find(a.at("figures"), "workload_spec.records"));
+  EXPECT_DOUBLE_EQ(json::num(json::items(agg)[1].at("figures").at("run.mops").at("median")), 20);
 }
 
 TEST(BenchRepeat, UniqueCellsSeparatesTwoCellsOfOneKey) {
   std::vector<json::value> runs = {fake_run("a", "w", 0, 0, 1), fake_run("a", "w", 1, 0, 2),
                                    fake_run("a", "w", 1, 1, 3), fake_run("a", "w", 0, 1, 4)};
   unique_cells(runs);
-  EXPECT_EQ(json::str(*json::find(runs[0], "cell")), "a w dram shared t1");
-  EXPECT_EQ(json::str(*json::find(runs[1], "cell")), "a w dram shared t1 #1");
-  EXPECT_EQ(json::str(*json::find(runs[2], "cell")), "a w dram shared t1 #1");
-  EXPECT_EQ(json::str(*json::find(runs[3], "cell")), "a w dram shared t1");
+  EXPECT_EQ(json::str(runs[0].at("cell")), "a w dram shared t1");
+  EXPECT_EQ(json::str(runs[1].at("cell")), "a w dram shared t1 #1");
+  EXPECT_EQ(json::str(runs[2].at("cell")), "a w dram shared t1 #1");
+  EXPECT_EQ(json::str(runs[3].at("cell")), "a w dram shared t1");
   EXPECT_EQ(group_by_cell(runs).size(), 2u);
 }
 
@@ -178,29 +178,29 @@ TEST_F(BenchRepeatCli, ThreeRepetitionsWriteThreeRunsPerCellAndAggregates) {
   ASSERT_EQ(test::run_pmindex(args, &out), 0) << out;
   EXPECT_NE(out.find("3 repetitions: median (min-max)"), std::string::npos) << out;
   const json::value doc = json::parse(slurp(json_path));
-  const auto& runs = json::items(*json::find(doc, "results"));
+  const auto& runs = json::items(doc.at("results"));
   ASSERT_EQ(runs.size(), 12u);  // 2 indexes x 2 workloads x 3 repetitions
   std::map<std::string, std::set<int>> reps_of;
   std::vector<int> order;
   for (auto& r : runs) {
     ASSERT_TRUE(json::find(r, "cell") && json::find(r, "repetition") && json::find(r, "cell_index"));
-    reps_of[json::str(*json::find(r, "cell"))].insert(static_cast<int>(json::num(*json::find(r, "repetition"))));
-    order.push_back(static_cast<int>(json::num(*json::find(r, "cell_index"))));
+    reps_of[json::str(r.at("cell"))].insert(static_cast<int>(json::num(r.at("repetition"))));
+    order.push_back(static_cast<int>(json::num(r.at("cell_index"))));
   }
   ASSERT_EQ(reps_of.size(), 4u);
   for (auto& [cell, reps] : reps_of) EXPECT_EQ(reps, (std::set<int>{0, 1, 2})) << cell;
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 1, 2, 3, 0, 2, 3, 0, 1}));  // rotated per repetition
-  EXPECT_EQ(json::num(*json::find(*json::find(*json::find(doc, "context"), "options"), "repetitions")), 3);
-  const auto& agg = json::items(*json::find(doc, "aggregates"));
+  EXPECT_EQ(json::num(doc.at("context").at("options").at("repetitions")), 3);
+  const auto& agg = json::items(doc.at("aggregates"));
   ASSERT_EQ(agg.size(), 4u);
   for (auto& a : agg) {
-    EXPECT_EQ(json::num(*json::find(a, "repetitions")), 3);
-    ASSERT_TRUE(reps_of.count(json::str(*json::find(a, "cell")))) << json::str(*json::find(a, "cell"));
-    const json::value* m = json::find(*json::find(a, "figures"), "run.mops");
+    EXPECT_EQ(json::num(a.at("repetitions")), 3);
+    ASSERT_TRUE(reps_of.count(json::str(a.at("cell")))) << json::str(a.at("cell"));
+    const json::value* m = json::find(a.at("figures"), "run.mops");
     ASSERT_TRUE(m);
     for (const char* k : {"median", "mean", "stddev", "cv", "min", "max"}) EXPECT_TRUE(json::find(*m, k)) << k;
-    EXPECT_LE(json::num(*json::find(*m, "min")), json::num(*json::find(*m, "median")));
-    EXPECT_LE(json::num(*json::find(*m, "median")), json::num(*json::find(*m, "max")));
+    EXPECT_LE(json::num(m->at("min")), json::num(m->at("median")));
+    EXPECT_LE(json::num(m->at("median")), json::num(m->at("max")));
   }
 }
 
@@ -218,9 +218,9 @@ TEST_F(BenchRepeatCli, OneRepetitionKeepsTheTableAndMarksItsRuns) {
     }
   EXPECT_EQ(rows, 4) << out;
   const json::value doc = json::parse(slurp(json_path));
-  ASSERT_EQ(json::items(*json::find(doc, "results")).size(), 4u);
-  for (auto& r : json::items(*json::find(doc, "results"))) EXPECT_EQ(json::num(*json::find(r, "repetition")), 0);
-  EXPECT_EQ(json::items(*json::find(doc, "aggregates")).size(), 4u);
+  ASSERT_EQ(json::items(doc.at("results")).size(), 4u);
+  for (auto& r : json::items(doc.at("results"))) EXPECT_EQ(json::num(r.at("repetition")), 0);
+  EXPECT_EQ(json::items(doc.at("aggregates")).size(), 4u);
 }
 
 TEST_F(BenchRepeatCli, RepetitionsOutOfRangeIsAUsageError) {
@@ -235,19 +235,19 @@ TEST_F(BenchRepeatCli, RecordCountsAreDecimalAndKeptAsTyped) {
   ASSERT_EQ(test::run_pmindex(bench_args(json_path), &out), 0) << out;
   EXPECT_NE(out.find("2000 records prefilled (2K: K/M/G/T are powers of 1000)"), std::string::npos) << out;
   const json::value doc = json::parse(slurp(json_path));
-  const auto* opts = json::find(*json::find(doc, "context"), "options");
-  EXPECT_EQ(json::num(*json::find(*opts, "records")), 2000);
-  EXPECT_EQ(json::str(*json::find(*opts, "records_requested")), "2K");
-  const auto& r = json::items(*json::find(doc, "results")).front();
-  EXPECT_EQ(json::num(*json::find(*json::find(r, "workload_spec"), "records")), 2000);
-  EXPECT_EQ(json::str(*json::find(*json::find(r, "workload_spec"), "records_requested")), "2K");
-  EXPECT_EQ(json::num(*json::find(*json::find(r, "load"), "records")), 2000);
-  EXPECT_EQ(json::num(*json::find(*json::find(r, "run"), "ops")), 2000);  // --ops 2K
+  const auto& opts = doc.at("context").at("options");
+  EXPECT_EQ(json::num(opts.at("records")), 2000);
+  EXPECT_EQ(json::str(opts.at("records_requested")), "2K");
+  const auto& r = json::items(doc.at("results")).front();
+  EXPECT_EQ(json::num(r.at("workload_spec").at("records")), 2000);
+  EXPECT_EQ(json::str(r.at("workload_spec").at("records_requested")), "2K");
+  EXPECT_EQ(json::num(r.at("load").at("records")), 2000);
+  EXPECT_EQ(json::num(r.at("run").at("ops")), 2000);  // --ops 2K
   // Binary counts stay spellable.
   auto args = bench_args(json_path);
   *std::find(args.begin(), args.end(), "2K") = "2^11";  // -n 2^11
   ASSERT_EQ(test::run_pmindex(args, &out), 0) << out;
-  EXPECT_EQ(json::num(*json::find(*json::find(*json::find(json::parse(slurp(json_path)), "context"), "options"), "records")), 2048);
+  EXPECT_EQ(json::num(json::parse(slurp(json_path)).at("context").at("options").at("records")), 2048);
 }
 
 // Two result files of one cell: A's runs 10, 11, 12; B's `b` (one run each).
