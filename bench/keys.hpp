@@ -1,5 +1,8 @@
-// Key universes: how a record id (0, 1, 2, ...) becomes a 64-bit key. The
-// harness reasons only in ids (the prefill holds ids [0, n), run-phase
+// Key universes: how a record id (0, 1, 2, ...) becomes a 64-bit key. This
+// is the one key generator of pmindex: the harness, the u64 datasets, the
+// checkers (crash, stress, snapshot, damage) and `pmindex load/verify` all
+// take their integer keys from it (and their random numbers from rng.hpp).
+// The harness reasons only in ids (the prefill holds ids [0, n), run-phase
 // inserts take ids >= n, reads draw ids from a distribution); the universe
 // turns an id into the key the index sees. Every mapping is a bijection, so
 // distinct ids are distinct keys, for every id below 2^63.

@@ -1,4 +1,5 @@
-// Random numbers for the harness: a small, fast generator per thread
+// Random numbers of the harness, the checkers (crash, stress, snapshot,
+// damage) and the command line: a small, fast generator per thread
 // (xoshiro256**, seeded through splitmix64) and the bijective mixers the key
 // universes and the scrambled Zipfian use. Everything here is deterministic
 // from its seed, so a run is reproducible from --seed.
@@ -29,6 +30,12 @@ inline uint64_t mix_bits(uint64_t x, unsigned bits) noexcept {
 
 class rng {
  public:
+  // A UniformRandomBitGenerator, so std::shuffle and the distributions take it.
+  using result_type = uint64_t;
+  static constexpr uint64_t min() noexcept { return 0; }
+  static constexpr uint64_t max() noexcept { return ~uint64_t{0}; }
+  uint64_t operator()() noexcept { return next(); }
+
   explicit rng(uint64_t seed = 1) noexcept { reseed(seed); }
   void reseed(uint64_t seed) noexcept {
     for (auto& w : s_) w = splitmix64(seed);

@@ -16,7 +16,6 @@
 
 #include "commands.hpp"
 #include "pmindex/error.hpp"
-#include "pmindex/util/hash.hpp"
 
 namespace pmindex::cli {
 
@@ -271,13 +270,6 @@ options index_options(args& a, pm::open_mode open) {
   o.open = open;
   return o;
 }
-
-uint64_t seq_key(uint64_t seed, uint64_t i) {
-  // murmur3's 64-bit finaliser is a bijection, so distinct i give distinct keys.
-  return util::mix64(i + seed * 0x9E3779B97F4A7C15ull);
-}
-
-uint64_t seq_value(uint64_t key) { return key * 0x2545F4914F6CDD1Dull + 1; }
 
 namespace {
 // The inode of this process's pid namespace, 0 if /proc does not say.

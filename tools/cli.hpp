@@ -97,9 +97,4 @@ void remove_stale_pools(const std::string& verb, const std::string& dir, const s
 // --index --pool --pool-size --mode --flush --pm-write-ns (and --params).
 options index_options(args& a, pm::open_mode open);
 
-// Deterministic key sequence of `pmindex load/verify`: the i-th key and its
-// value for seed s. Distinct keys for distinct i (a bijection of i).
-uint64_t seq_key(uint64_t seed, uint64_t i);
-uint64_t seq_value(uint64_t key);
-
 }  // namespace pmindex::cli

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "dataset_args.hpp"
 #include "json.hpp"
+#include "keys.hpp"
 #include "null_index.hpp"
 #include "pmindex/error.hpp"
 
@@ -71,12 +72,14 @@ int cmd_info(args& a) {
 }
 
 // The records of load/verify: record i of seed s. Without --dataset, the
-// u64 key seq_key(s, i) with value seq_value(key) (u64 calls); with one,
+// harness's sparse key of id i for seed s (the keys of `--dataset u64
+// --seed s`) with bench's value_of(key) (u64 calls); with one,
 // the dataset's key of id i and bench's value_bytes(i, --value-size),
 // through the byte calls unless the keys are integers and values 8 bytes.
 class load_records {
  public:
-  load_records(data_options d, uint64_t seed) : d_(std::move(d)), seed_(seed) {}
+  load_records(data_options d, uint64_t seed)
+      : d_(std::move(d)), keys_(bench::key_universe::sparse, bench::key_salt(seed)) {}
   bool bytes() const { return d_.bytes; }
   // An index with a key limit (index_entry::key_limit) takes record i's key
   // as the integer i (byte runs: its 8 bytes; the integer datasets only).
@@ -90,10 +93,10 @@ class load_records {
   // u64 runs
   uint64_t key_u64(uint64_t i) const {
     if (limited_) return i;
-    return d_.ds ? d_.ds->key_u64(i) : seq_key(seed_, i);
+    return d_.ds ? d_.ds->key_u64(i) : keys_(i);
   }
   uint64_t value_u64(uint64_t i) const {
-    if (!d_.ds) return seq_value(seq_key(seed_, i));
+    if (!d_.ds) return bench::value_of(keys_(i));
     bench::value_bytes(i, 8, vbuf_);
     return pmindex::value_u64(vbuf_);
   }
@@ -101,7 +104,7 @@ class load_records {
   std::string_view key(uint64_t i) const {
     if (limited_) return kbuf_.assign(std::string_view(key_bytes(i)));
     if (d_.ds) return d_.ds->key(i, kbuf_);
-    kbuf_.assign(std::string_view(key_bytes(seq_key(seed_, i))));
+    kbuf_.assign(std::string_view(key_bytes(keys_(i))));
     return kbuf_;
   }
   const std::string& value(uint64_t i) const {
@@ -117,7 +120,7 @@ class load_records {
 
  private:
   data_options d_;
-  uint64_t seed_;
+  bench::key_map keys_;  // without a dataset
   bool limited_ = false;
   mutable std::string kbuf_, vbuf_;
 };

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "keys.hpp"
 #include "pmindex/error.hpp"
 #include "scratch_params.hpp"
 #include "pmindex/pm/detail/header.hpp"
@@ -68,13 +69,15 @@ struct config {
 };
 
 // Byte-run keys of varying lengths (shared prefixes), and their values.
+const bench::key_map k_byte_prefixes(bench::key_universe::sparse, bench::key_salt(5));
+const bench::key_map k_u64_keys(bench::key_universe::sparse, bench::key_salt(1));
 std::string bkey(uint64_t i) {
-  std::string k = "user/" + std::to_string(seq_key(5, i) % 100000) + "/";
+  std::string k = "user/" + std::to_string(k_byte_prefixes(i) % 100000) + "/";
   k.append(i % 23, static_cast<char>('a' + i % 26));
   return k + std::to_string(i);
 }
-// u64 keys: seq_key, or i itself below an index's key limit.
-uint64_t ukey(const config& c, uint64_t i) { return c.limited ? i : seq_key(1, i); }
+// u64 keys: the harness's sparse keys, or i itself below an index's key limit.
+uint64_t ukey(const config& c, uint64_t i) { return c.limited ? i : k_u64_keys(i); }
 std::string bvalue(uint64_t i) { return std::string(i % 41, static_cast<char>('A' + i % 26)); }
 
 options open_options(const config& c, const std::string& path, pm::open_mode m) {
@@ -97,7 +100,7 @@ options open_options(const config& c, const std::string& path, pm::open_mode m) 
     const uint64_t extra = c.keys / 4;
     for (uint64_t i = 0; i < c.keys + extra; ++i) {
       if (c.bytes) idx->insert(bkey(i), bvalue(i));
-      else idx->insert(ukey(c, i), seq_value(ukey(c, i)));
+      else idx->insert(ukey(c, i), bench::value_of(ukey(c, i)));
     }
     for (uint64_t i = c.keys; i < c.keys + extra; ++i) {
       if (c.bytes) idx->remove(bkey(i));
@@ -174,11 +177,7 @@ pristine load_pristine(const std::string& path) {
   return p;
 }
 
-struct rng {
-  uint64_t s;
-  uint64_t next() { return util::splitmix64(s); }
-  uint64_t below(uint64_t n) { return n ? next() % n : 0; }
-};
+using bench::rng;
 
 // The damaged copy of case `c`: returns the file length to write and says
 // what was done in `what`.
@@ -449,7 +448,7 @@ int cmd_damagetest(args& a) {
     // print --seed and --case only).
     const uint64_t first = only >= 0 ? static_cast<uint64_t>(only) : 0, end = only >= 0 ? first + 1 : cases;
     for (uint64_t i = first; i < end; ++i) {
-      rng r{util::mix64(seed * 0x100000001B3ull + i)};
+      rng r(util::mix64(seed * 0x100000001B3ull + i));
       const int d = static_cast<int>(r.below(2));
       const int kind = static_cast<int>(r.below(k_kinds));
       img.assign(pr[d].image.begin(), pr[d].image.end());

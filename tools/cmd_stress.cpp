@@ -30,7 +30,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
-#include <random>
+#include <random>  // random_device: --seed's default
 #include <sstream>
 #include <thread>
 
@@ -192,10 +192,10 @@ class stress_run {
   // Half the operations go to a few hot keys per worker (inserted and
   // removed over and over), the rest anywhere in its keys.
   static constexpr uint64_t k_hot = 4;
-  uint64_t hot(std::mt19937_64& rng) const {
+  uint64_t hot(bench::rng& rng) const {
     return keys_ > k_hot + 2 ? 2 + rng() % k_hot : rng() % keys_;  // (0 and 1 are the ends of the space)
   }
-  uint64_t pick(std::mt19937_64& rng) const { return rng() % 2 ? hot(rng) : rng() % keys_; }
+  uint64_t pick(bench::rng& rng) const { return rng() % 2 ? hot(rng) : rng() % keys_; }
   // The smallest key after k (or k itself at the top).
   static K after(const K& k) {
     if constexpr (k_u64) return k == UINT64_MAX ? k : k + 1;
@@ -203,7 +203,7 @@ class stress_run {
   }
 
   void worker(index& idx, uint32_t t, const std::atomic<bool>& stop, oracle_map& oracle, std::mutex* serial) {
-    std::mt19937_64 rng(seed_ * 1000003 + t);
+    bench::rng rng(bench::thread_seed(seed_, t, 0));
     std::vector<std::pair<K, R>> got;
     std::string buf;
     uint64_t ops = 0;
@@ -347,7 +347,7 @@ uint64_t stats_final(index& idx, const stress_records& expected) {
 // and hi are mostly its keys, else `any()`.
 template <class M, class Range, class Any>
 uint64_t ranges_match(const M& m, Range&& range, Any&& any) {
-  std::mt19937_64 rng(m.size());
+  bench::rng rng(m.size());
   std::vector<typename M::key_type> keys;
   for (auto& kv : m) keys.push_back(kv.first);
   uint64_t bad = 0;
@@ -380,7 +380,7 @@ uint64_t range_final(index& idx, const stress_records& e) {
           idx.range(lo, hi, rs);
           for (auto& r : rs) out.emplace_back(r.key, r.value);
         },
-        [](std::mt19937_64& rng) { return rng(); });
+        [](bench::rng& rng) { return rng(); });
   return ranges_match(
       e.by_key,
       [&](const std::string& lo, const std::string& hi, auto& out) {
@@ -388,7 +388,7 @@ uint64_t range_final(index& idx, const stress_records& e) {
         idx.range(lo, hi, rb);
         for (size_t i = 0; i < rb.size(); ++i) out.emplace_back(std::string(rb.key(i)), std::string(rb.value(i)));
       },
-      [](std::mt19937_64& rng) { return std::string(rng() % 3, static_cast<char>(rng())); });
+      [](bench::rng& rng) { return std::string(rng() % 3, static_cast<char>(rng())); });
 }
 
 const stress_check_registrar k_stats_check({"stats", "stats().records equals the number of records", nullptr,

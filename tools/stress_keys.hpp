@@ -1,8 +1,9 @@
 // Keys and values of `pmindex stress` (cmd_stress.cpp).
 //
 // Keys: worker (or check) o of M owns its own keys, so its oracle of them is
-// exact. Without --dataset they are stress's own u64 keys, residue o modulo
-// M scrambled over the 64-bit space (a few at its ends); with a dataset,
+// exact. Without --dataset they are stress's own u64 keys: the harness's
+// sparse keys (bench/keys.hpp) moved to residue o modulo M, and the ends of
+// the 64-bit space; with a dataset,
 // owner o's i-th key is the dataset's key of id i * M + o, and a table maps
 // a key read back to its owner.
 //
@@ -17,7 +18,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "dataset.hpp"
+#include "keys.hpp"
 #include "pmindex/index.hpp"
 #include "pmindex/error.hpp"
-#include "pmindex/util/hash.hpp"
 
 namespace pmindex::cli::stress {
 
@@ -40,12 +40,12 @@ class key_space {
  public:
   // Stress's own u64 keys.
   key_space(uint32_t modulus, uint64_t per_owner, uint64_t seed)
-      : modulus_(modulus), per_(per_owner), seed_(seed) {
+      : modulus_(modulus), per_(per_owner), map_(bench::key_universe::sparse, bench::key_salt(seed)) {
     static_assert(k_u64, "own keys are u64");
   }
   // The keys of a dataset (integer keys when K is uint64_t).
   key_space(uint32_t modulus, uint64_t per_owner, const bench::dataset& ds)
-      : modulus_(modulus), per_(per_owner), seed_(0) {
+      : modulus_(modulus), per_(per_owner) {
     if (ds.size() / modulus < per_owner)
       throw error(errc::usage, "dataset " + ds.name() + " has " + std::to_string(ds.size()) +
                                    " keys, fewer than --keys times the owners (" + std::to_string(modulus) + ")");
@@ -63,7 +63,7 @@ class key_space {
   struct below {
     uint64_t limit;
   };
-  key_space(uint32_t modulus, uint64_t per_owner, below b) : modulus_(modulus), per_(per_owner), seed_(0) {
+  key_space(uint32_t modulus, uint64_t per_owner, below b) : modulus_(modulus), per_(per_owner) {
     if (b.limit / modulus < per_owner)
       throw error(errc::usage, "the index takes keys below " + std::to_string(b.limit) + ": fewer than --keys " +
                                    std::to_string(per_owner) + " times the owners (" + std::to_string(modulus) + ")");
@@ -80,8 +80,8 @@ class key_space {
     if constexpr (k_u64) {
       if (i == 0) return owner;                                               // smallest
       if (i == 1) return (UINT64_MAX - owner) / modulus_ * modulus_ + owner;  // largest
-      uint64_t limit = UINT64_MAX / modulus_;
-      return util::mix64(i * 0x9E3779B97F4A7C15ull + seed_ + owner) % limit * modulus_ + owner;
+      // The harness's sparse key of id (i, owner), moved to the owner's residue.
+      return map_(i * modulus_ + owner) % (UINT64_MAX / modulus_) * modulus_ + owner;
     } else {
       return K();
     }
@@ -99,11 +99,11 @@ class key_space {
     uint64_t h;
     if constexpr (k_u64) h = k;
     else h = std::hash<std::string>{}(k);
-    return util::mix64(h ^ 0x5bd1e995) >> k_seq_bits;
+    return bench::mix64(h ^ 0x5bd1e995) >> k_seq_bits;
   }
   // A scan start: mostly a key of the space, else anything (u64: a random
   // integer; bytes: a prefix of a key, the empty one included).
-  K scan_start(std::mt19937_64& rng, uint32_t owners) const {
+  K scan_start(bench::rng& rng, uint32_t owners) const {
     K k = key(static_cast<uint32_t>(rng() % owners), rng() % per_);
     if (rng() % 4) return k;
     if constexpr (k_u64) return rng();
@@ -112,7 +112,8 @@ class key_space {
 
  private:
   uint32_t modulus_;
-  uint64_t per_, seed_;
+  uint64_t per_;
+  bench::key_map map_;  // own keys
   std::vector<K> keys_;
   std::unordered_map<K, uint64_t> ids_;
 };

@@ -8,12 +8,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "crash/crashtest.hpp"
 #include "pmindex/index.hpp"
+#include "rng.hpp"
 #include "shadow.hpp"
 
 namespace pmindex::crash {
@@ -74,8 +74,8 @@ class checker final : public shadow_observer::listener {
   // --- keys and values (keys.cpp)
   void choose_key_kind(const index_entry& e);  // crashtest.cpp
   void make_keys();
-  void draw_dataset_keys(std::mt19937_64& rng);
-  void draw_limited_keys(std::mt19937_64& rng);
+  void draw_dataset_keys(bench::rng& rng);
+  void draw_limited_keys(bench::rng& rng);
   std::string show_key(uint32_t ki) const;
   std::string show_key(std::string_view k) const;
   std::string show(const key_state& s) const;
@@ -92,7 +92,7 @@ class checker final : public shadow_observer::listener {
   // --- history (history.cpp)
   void run_history(bool calibrate);
   void run_thread(uint32_t t);
-  void do_op(uint32_t t, uint64_t j, std::mt19937_64& rng);
+  void do_op(uint32_t t, uint64_t j, bench::rng& rng);
   void live_violation(const std::string& m);
 
   // --- crash points (crashtest.cpp)
@@ -140,7 +140,7 @@ class checker final : public shadow_observer::listener {
   bool calibrating_ = false;
   std::map<uint64_t, uint64_t> points_;  // random mode: point -> images
   uint64_t end_images_ = 0;
-  std::mt19937_64 vrng_;
+  bench::rng vrng_;
   std::atomic<bool> stop_{false};
 
   // children

@@ -18,7 +18,6 @@
 #include "checker.hpp"
 #include "image.hpp"
 #include "pmindex/error.hpp"
-#include "pmindex/util/hash.hpp"
 
 namespace pmindex::crash {
 
@@ -28,7 +27,7 @@ namespace {
 constexpr uint64_t k_exhaustive_random = 4;
 }  // namespace
 
-checker::checker(const config& c) : c_(c), vrng_(util::splitmix_mix(c.seed ^ 0x76617273)) {
+checker::checker(const config& c) : c_(c), vrng_(bench::thread_seed(c.seed, 0, 1)) {
   auto e = find_index(c_.index);
   if (!e) throw error(errc::usage, "unknown index '" + c_.index + "' (see `pmindex list`)");
   bool persist = false;

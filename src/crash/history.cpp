@@ -11,7 +11,6 @@
 #include "checker.hpp"
 #include "image.hpp"
 #include "pmindex/error.hpp"
-#include "pmindex/util/hash.hpp"
 
 namespace pmindex::crash {
 
@@ -58,7 +57,7 @@ void checker::live_violation(const std::string& m) {
 // One operation of thread t: chosen so the key space fills and empties in
 // turn; writes pick absent keys to insert and present keys to remove or
 // update most of the time, so most operations change the index.
-void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
+void checker::do_op(uint32_t t, uint64_t j, bench::rng& rng) {
   const uint64_t phase_len = std::max<uint64_t>(8, c_.keys / c_.threads);
   const bool grow = (j / phase_len) % 2 == 0;
   uint32_t ki = 0;
@@ -148,7 +147,7 @@ void checker::do_op(uint32_t t, uint64_t j, std::mt19937_64& rng) {
 }
 
 void checker::run_thread(uint32_t t) {
-  std::mt19937_64 rng(util::splitmix_mix(c_.seed * 1000003 + t));
+  bench::rng rng(bench::thread_seed(c_.seed, t, 0));
   for (uint64_t j = 0; j < logs_[t].size() && !stop_; ++j) {
     if (obs_->crash_pending()) obs_->park();  // a background thread may crash
     do_op(t, j, rng);

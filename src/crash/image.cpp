@@ -37,7 +37,7 @@ void apply_variant(const std::vector<candidate>& c, uint64_t seed, uint64_t poin
   }
 }
 
-std::vector<uint64_t> pick_variants(uint64_t combos, uint64_t m, std::mt19937_64& rng) {
+std::vector<uint64_t> pick_variants(uint64_t combos, uint64_t m, bench::rng& rng) {
   std::vector<uint64_t> v;
   if (combos <= k_enumerate_limit) {
     for (uint64_t i = 0; i < combos; ++i) v.push_back(i);

@@ -10,9 +10,9 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
+#include "rng.hpp"
 #include "shadow.hpp"
 
 namespace pmindex::crash {
@@ -28,7 +28,7 @@ void apply_variant(const std::vector<candidate>& c, uint64_t seed, uint64_t poin
 
 // Up to m distinct variants of a point with `combos` combinations; the
 // first image of a point favours the extremes (all lost, all written back).
-std::vector<uint64_t> pick_variants(uint64_t combos, uint64_t m, std::mt19937_64& rng);
+std::vector<uint64_t> pick_variants(uint64_t combos, uint64_t m, bench::rng& rng);
 
 // Every variant worth checking at a point in exhaustive mode.
 std::vector<uint64_t> all_variants(uint64_t combos, uint64_t random_extra);

@@ -7,8 +7,8 @@
 
 #include "checker.hpp"
 #include "image.hpp"
+#include "keys.hpp"
 #include "pmindex/error.hpp"
-#include "pmindex/util/hash.hpp"
 
 namespace pmindex::crash {
 
@@ -18,7 +18,8 @@ namespace pmindex::crash {
 // With a dataset: distinct random ids of it (see key_source). An index
 // with a key limit: draw_limited_keys.
 void checker::make_keys() {
-  std::mt19937_64 rng(util::splitmix_mix(c_.seed ^ 0x6b657973));
+  bench::rng rng(bench::key_salt(c_.seed));
+  const bench::key_map dense(bench::key_universe::dense);
   if (limit_) {
     draw_limited_keys(rng);
   } else if (c_.dataset) {
@@ -30,7 +31,7 @@ void checker::make_keys() {
     while (keys_u64_.size() < c_.keys) {
       uint64_t k;
       if (keys_u64_.size() % 2 == 0) {
-        k = keys_u64_.size() / 2 + 1;
+        k = dense(keys_u64_.size() / 2);
       } else {
         unsigned depth = 1 + rng() % 7;  // low bytes that vary
         uint64_t mask = (uint64_t{1} << (8 * depth)) - 1;
@@ -67,7 +68,7 @@ void checker::make_keys() {
 // An index that takes keys below limit_ (index_entry::key_limit): half
 // dense from 0, half random below the top k_probes slots (the probes'),
 // as integers (byte runs: their 8 bytes; the integer datasets only).
-void checker::draw_limited_keys(std::mt19937_64& rng) {
+void checker::draw_limited_keys(bench::rng& rng) {
   if (c_.dataset && c_.dataset->name != "u64" && c_.dataset->name != "u64-bytes")
     throw error(errc::usage, c_.index + " takes integer keys below " + std::to_string(limit_) +
                                  ": --dataset must be u64 or u64-bytes, not " + c_.dataset->name);
@@ -89,7 +90,7 @@ void checker::draw_limited_keys(std::mt19937_64& rng) {
 
 // Distinct random ids of the dataset; with byte keys, every eighth key is
 // a proper prefix (possibly empty) of a key drawn before it.
-void checker::draw_dataset_keys(std::mt19937_64& rng) {
+void checker::draw_dataset_keys(bench::rng& rng) {
   const key_source& ds = *c_.dataset;
   if (ds.size < c_.keys)
     throw error(errc::usage, "dataset " + ds.name + " has " + std::to_string(ds.size) +

@@ -81,7 +81,9 @@ enum class tx_mutant : unsigned {
   abort_keeps_allocs,     // a rolled-back transaction does not free its blocks (a leak)
 };
 #ifdef PMINDEX_MUTANTS
-inline tx_mutant g_tx_mutant = tx_mutant::none;
+// Hidden: the tests that select a mutant link the objects, and the shared
+// library of a test build exports no test machinery either.
+[[gnu::visibility("hidden")]] inline tx_mutant g_tx_mutant = tx_mutant::none;
 inline bool tx_mutant_on(tx_mutant m) noexcept { return g_tx_mutant == m; }
 inline void set_tx_mutant(tx_mutant m) noexcept { g_tx_mutant = m; }
 #else

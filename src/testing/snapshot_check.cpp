@@ -6,18 +6,16 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <thread>
 #include <vector>
 
-#include "pmindex/util/hash.hpp"
+#include "keys.hpp"
 
 namespace pmindex::checks {
 
 namespace {
 
-uint64_t scatter(uint64_t i) { return util::splitmix_mix(i); }  // a bijection: distinct i, distinct keys
-uint64_t value_of(uint64_t key) { return key * 3 + 1; }
+using bench::value_of;
 
 struct shared_state {
   std::vector<uint64_t> keys;    // universe, by index
@@ -34,7 +32,7 @@ struct shared_state {
 };
 
 void writer(index& idx, shared_state& st, uint64_t seed, std::vector<uint8_t>& present) {
-  std::mt19937_64 rng(seed);
+  bench::rng rng(seed);
   while (!st.stop.load(std::memory_order_relaxed) && !(st.ext_stop && st.ext_stop->load())) {
     std::lock_guard lk(st.wmu);
     uint64_t j = st.started.load(std::memory_order_relaxed);
@@ -112,7 +110,7 @@ class reader_check {
 };
 
 void reader(index& idx, shared_state& st, uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  bench::rng rng(seed);
   reader_check rc(st);
   std::vector<record> out;
   std::vector<record> buf(512);
@@ -155,7 +153,8 @@ uint64_t snapshot_value_of(uint64_t key) { return value_of(key); }
 snapshot_check_result run_snapshot_check(index& idx, const snapshot_check_options& o) {
   shared_state st;
   st.keys.resize(o.universe);
-  for (uint32_t i = 0; i < o.universe; ++i) st.keys[i] = o.key ? o.key(i) : scatter(o.seed * 0x100000000ull + i);
+  const bench::key_map scattered(bench::key_universe::sparse, bench::key_salt(o.seed));
+  for (uint32_t i = 0; i < o.universe; ++i) st.keys[i] = o.key ? o.key(i) : scattered(i);
   st.ext_stop = o.stop;
   st.sorted.resize(o.universe);
   for (uint32_t i = 0; i < o.universe; ++i) st.sorted[i] = i;

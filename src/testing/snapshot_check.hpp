@@ -27,7 +27,8 @@ struct snapshot_check_options {
   uint32_t universe = 4096;        // distinct keys writers toggle
   uint64_t max_ops = 16u << 20;    // log capacity (writers stop when full)
   uint64_t seed = 1;
-  // The i-th key of the universe (default: scattered over all 64 bits).
+  // The i-th key of the universe (default: the harness's sparse universe of
+  // `seed`, scattered over all 64 bits).
   // Keys outside the universe in a result are ignored (other threads' keys
   // when the check runs beside other workers).
   std::function<uint64_t(uint64_t)> key;

@@ -127,6 +127,7 @@ TEST(CrashBytes, CatchesKvBlockPublishedBeforeFlush) {
 TEST(CrashBytes, CatchesKvBlockFreedBeforeUnlinkIsDurable) {
   config c = nasty_config(100);
   c.params = "mutant=kv_free_before_durable";
+  c.seed = 3;  // not every history frees a block in a way the images show: this one does
   c.ops = 300;
   c.images = 3000;
   c.max_violations = 1;
@@ -244,8 +245,8 @@ TEST_F(ByteVerbs, LoadThenVerifyByteRecords) {
   EXPECT_EQ(pmindex(verify).code, 0);
   verify.back() = "99";  // other values
   EXPECT_EQ(pmindex(verify).code, static_cast<int>(errc::failure));
-  verify.resize(5);  // u64 records
-  EXPECT_EQ(pmindex(verify).code, static_cast<int>(errc::failure));
+  verify.resize(5);  // u64 records: the same keys (one generator), whose values are not 8 bytes
+  EXPECT_EQ(pmindex(verify).code, static_cast<int>(errc::unsupported));
 }
 
 // file: datasets (bench/dataset.hpp): a missing, empty or garbage file, and
