@@ -28,7 +28,7 @@ pmindex_need_pip() {
 # zlib1g-dev: .gz key files (`--dataset file:X.gz`); wamerican-insane: `--dataset words`;
 # libevent-dev + pkg-config: `pmindex serve` (docs/server.md); libtomlplusplus-dev: `pmindex study` (docs/studies.md);
 # libtbb-dev: the tbb-map baseline.
-PMINDEX_PACKAGES=(cmake ninja-build g++ libgtest-dev libabsl-dev libtbb-dev git zlib1g-dev wamerican-insane libevent-dev pkg-config libtomlplusplus-dev nlohmann-json3-dev)
+PMINDEX_PACKAGES=(cmake ninja-build g++ libgtest-dev libabsl-dev libtbb-dev git zlib1g-dev wamerican-insane libevent-dev pkg-config libtomlplusplus-dev nlohmann-json3-dev libcli11-dev)
 # What the server tests drive it with (scripts/test): real memcached clients
 # and the twemproxy sharding proxy (Debian), pytest, pymemcache and
 # meta-memcache (pip; import names: pip takes meta_memcache for meta-memcache).

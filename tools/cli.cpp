@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,12 +15,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.hpp"
 #include "pmindex/error.hpp"
 
 namespace pmindex::cli {
 
-args::args(std::string verb, std::vector<std::string> tokens) : verb_(std::move(verb)), tokens_(std::move(tokens)) {
+// The verb's CLI11 app. Every option takes any number of occurrences and
+// at most one value each: CLI11 collects them, and find() says what is wrong
+// with an option given twice or without its value, naming the option.
+struct args::parser {
+  CLI::App app;
+  std::map<std::string, CLI::Option*> opts;  // by name, without the dashes
+
+  parser() {
+    app.set_help_flag();  // --help is ours (the options a verb reads)
+    app.allow_extras();   // finish() judges the tokens no option took
+  }
+  CLI::Option* declare(const std::string& name, bool want_value) {
+    auto [it, fresh] = opts.try_emplace(name, nullptr);
+    if (fresh) {
+      std::string env = "PMINDEX_";
+      for (char c : name) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      it->second = want_value ? app.add_option("--" + name)->expected(0, 1) : app.add_flag("--" + name);
+      it->second->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)->envname(env);
+    }
+    return it->second;
+  }
+  // Parses `tokens` again with the options declared so far.
+  void parse(const std::vector<std::string>& tokens) {
+    app.clear();
+    std::vector<std::string> rev(tokens.rbegin(), tokens.rend());  // CLI11 takes them last first
+    try {
+      app.parse(rev);
+    } catch (const CLI::ParseError& e) {
+      throw error(errc::usage, e.what());
+    }
+  }
+};
+
+args::args(std::string verb, std::vector<std::string> tokens)
+    : verb_(std::move(verb)), tokens_(std::move(tokens)), p_(std::make_unique<parser>()) {
   for (size_t i = 0; i < tokens_.size(); ++i)
     if (tokens_[i] == "--describe-options") {
       describe_ = true;
@@ -32,9 +69,9 @@ args::args(std::string verb, std::vector<std::string> tokens) : verb_(std::move(
       tokens_.clear();  // every option at its default: the verb only reads them
       break;
     }
-  used_.assign(tokens_.size(), false);
-  env_values_.reserve(64);
 }
+
+args::~args() = default;
 
 void args::help_note(const std::string& name, const std::string& kind, const std::string& def) {
   for (auto& o : help_opts_)
@@ -46,34 +83,36 @@ void args::help_note(const std::string& name, const std::string& kind, const std
   help_opts_.push_back({name, kind, def});
 }
 
-const std::string* args::find(const std::string& name, bool want_value) {
+const std::string* args::find(const std::string& name, bool want_value, std::vector<std::string>* all) {
   if (help_) {
     help_note(name, want_value ? "VALUE" : "", "");
     return nullptr;
   }
-  const std::string opt = "--" + name;
+  CLI::Option* o = p_->declare(name, want_value);
+  p_->parse(tokens_);
+  std::vector<std::string> got = o->results();
+  if (got.empty()) return nullptr;
+  // A value option given without its value: CLI11 records an empty result.
+  // The tokens tell that from an empty value: `--name` is last, or followed
+  // by what CLI11 reads as an option (a dash and no digit: -5 is a value).
+  auto option_like = [](const std::string& t) {
+    return t.size() > 1 && t[0] == '-' && !std::isdigit(static_cast<unsigned char>(t[1]));
+  };
   for (size_t i = 0; i < tokens_.size(); ++i) {
-    const std::string& t = tokens_[i];
-    if (want_value && t.size() > opt.size() && t.compare(0, opt.size() + 1, opt + "=") == 0) {
-      used_[i] = true;
-      env_values_.push_back(t.substr(opt.size() + 1));
-      return &env_values_.back();
-    }
-    if (t != opt) continue;
-    used_[i] = true;
-    if (!want_value) return &t;
-    if (i + 1 >= tokens_.size())
-      throw error(errc::usage, "option " + opt + " needs a value");
-    used_[i + 1] = true;
-    return &tokens_[i + 1];
+    if (want_value && tokens_[i] == "--" + name && (i + 1 == tokens_.size() || option_like(tokens_[i + 1])))
+      throw error(errc::usage, "option --" + name + " needs a value");
+    // CLI11 would take --flag=TEXT as the flag set to TEXT; a flag here is
+    // only ever given bare (the environment's PMINDEX_NAME may say 0 or no).
+    if (!want_value && tokens_[i].rfind("--" + name + "=", 0) == 0)
+      throw error(errc::usage, "option --" + name + " takes no value, not " + tokens_[i]);
   }
-  std::string env = "PMINDEX_";
-  for (char c : name) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  if (const char* v = std::getenv(env.c_str())) {
-    env_values_.push_back(v);
-    return &env_values_.back();
+  if (all) {
+    *all = got;
+    return nullptr;
   }
-  return nullptr;
+  if (got.size() > 1) throw error(errc::usage, "option --" + name + " is given more than once");
+  values_.push_back(got.front());
+  return &values_.back();
 }
 
 bool args::has(const std::string& name) {
@@ -84,28 +123,12 @@ bool args::has(const std::string& name) {
 }
 
 std::string args::joined(const std::string& name, char sep) {
-  const std::string opt = "--" + name;
+  std::vector<std::string> all;
+  find(name, true, &all);
   std::string out;
-  bool any = false;
-  for (size_t i = 0; i < tokens_.size(); ++i) {
-    const std::string& t = tokens_[i];
-    std::string v;
-    if (t.size() > opt.size() && t.compare(0, opt.size() + 1, opt + "=") == 0) {
-      v = t.substr(opt.size() + 1);
-    } else if (t == opt) {
-      if (i + 1 >= tokens_.size()) throw error(errc::usage, "option " + opt + " needs a value");
-      used_[i++] = true;
-      v = tokens_[i];
-    } else {
-      continue;
-    }
-    used_[i] = true;
-    any = true;
+  for (auto& v : all)
     if (!v.empty()) out += (out.empty() ? "" : std::string(1, sep)) + v;
-  }
-  if (any) return out;
-  auto v = find(name, true);  // the environment
-  return v ? *v : std::string();
+  return out;
 }
 
 std::string args::str(const std::string& name, const std::string& def) {
@@ -199,9 +222,9 @@ std::optional<double> args::opt_real(const std::string& name, double lo, double 
 
 bool args::flag(const std::string& name) {
   auto v = find(name, false);
-  if (!v) return false;
-  if (*v == "--" + name) return true;
-  return *v != "0" && *v != "false" && *v != "no";  // from the environment
+  // CLI11 records "true" for a bare --name, the text of --name=TEXT or of the
+  // environment's PMINDEX_NAME.
+  return v && *v != "0" && *v != "false" && *v != "no";
 }
 
 void args::finish() {
@@ -225,10 +248,10 @@ void args::finish() {
     std::fflush(stdout);
     throw error(errc::ok, "");
   }
-  for (size_t i = 0; i < tokens_.size(); ++i)
-    if (!used_[i])
-      throw error(errc::usage, (tokens_[i].rfind("--", 0) == 0 ? "unknown option " : "unexpected argument ") +
-                                   tokens_[i] + " for `pmindex " + verb_ + "` (see `pmindex help`)");
+  p_->parse(tokens_);  // (a verb that reads nothing has not parsed yet)
+  for (const std::string& t : p_->app.remaining())
+    throw error(errc::usage, (t.rfind("--", 0) == 0 ? "unknown option " : "unexpected argument ") + t +
+                                 " for `pmindex " + verb_ + "` (see `pmindex help`)");
 }
 
 uint64_t parse_size(const std::string& option, const std::string& text) {

@@ -1,11 +1,16 @@
-// Command-line parsing shared by every `pmindex` verb. Options are
-// `--name value`, `--name=value` or bare `--flag`; each can also come from
-// the environment as PMINDEX_NAME (dashes become underscores). An option the
-// verb does not read is an error (exit code 2), never silently ignored.
+// Command-line parsing shared by every `pmindex` verb, through CLI11. Options
+// are `--name value`, `--name=value` or bare `--flag`; each can also come
+// from the environment as PMINDEX_NAME (dashes become underscores). A verb
+// declares an option by reading it (u64, str, flag, ...: the option is added
+// to the verb's CLI11 app and the tokens parsed again), so the options a verb
+// accepts are exactly those it reads; finish() then refuses every token no
+// read took (exit code 2), never silently ignoring one.
 #pragma once
 
 #include <cctype>
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +23,7 @@ namespace pmindex::cli {
 class args {
  public:
   args(std::string verb, std::vector<std::string> tokens);
+  ~args();
 
   bool has(const std::string& name);
   std::string str(const std::string& name, const std::string& def);
@@ -48,7 +54,9 @@ class args {
   const std::string& verb() const { return verb_; }
 
  private:
-  const std::string* find(const std::string& name, bool want_value);
+  // The option's value (for a flag: the token or the environment's text),
+  // nullptr when not given. `all` receives every command-line occurrence.
+  const std::string* find(const std::string& name, bool want_value, std::vector<std::string>* all = nullptr);
   void describe(const std::string& name, const char* kind, double lo, double hi);
   uint64_t parse_u64(const std::string& name, const std::string& text, bool counts, uint64_t lo, uint64_t hi);
   double parse_real(const std::string& name, const std::string& text, double lo, double hi);
@@ -64,8 +72,9 @@ class args {
   std::vector<std::string> described_;
   std::string verb_;
   std::vector<std::string> tokens_;
-  std::vector<bool> used_;
-  std::vector<std::string> env_values_;  // storage for values read from env
+  struct parser;  // the verb's CLI11 app (cli.cpp: CLI11 stays out of the verbs' units)
+  std::unique_ptr<parser> p_;
+  std::deque<std::string> values_;  // the values handed out (stable addresses)
 };
 
 uint64_t parse_size(const std::string& option, const std::string& text);

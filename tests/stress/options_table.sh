@@ -82,5 +82,24 @@ expect2 "bench -n 0" "$PM" bench --index canary -n 0 --seconds 0.1
 expect2 "load --keys 99999999999T" "$PM" load --index canary --keys 99999999999T
 expect2 "load --keys 2T" "$PM" load --index canary --keys 2T
 expect2 "stress --seconds inf" "$PM" stress --index canary --seconds inf
+# The parser's own messages (tools/cli.cpp): each names the option and what
+# is wrong with it.
+expect2msg() {  # expect2msg REGEX CMD...: exit 2 with a message matching REGEX
+  local re=$1; shift
+  cases=$((cases + 1))
+  timeout 30 "$@" > "$DIR/out" 2>&1; local rc=$?
+  if [ $rc -ne 2 ] || ! grep -qE -e "$re" "$DIR/out"; then
+    echo "FAIL: $*: exit $rc (want 2 and /$re/): $(head -c 300 "$DIR/out")"
+    fails=$((fails + 1))
+  fi
+}
+expect2msg "option --keys needs a value" "$PM" load --index canary --keys
+expect2msg "option --keys needs a value" "$PM" load --index canary --keys --seed 3
+expect2msg "option --keys is given more than once" "$PM" load --index canary --keys 1 --keys 2
+expect2msg "option --json takes no value" "$PM" list --json=1
+expect2msg "unknown option --no-such for .pmindex load." "$PM" load --index canary --no-such 1
+expect2msg "unexpected argument stray for .pmindex load." "$PM" load --index canary stray
+expect2msg "--keys expects a whole number, not '-5'" "$PM" load --index canary --keys -5
+expect2msg "--keys expects a whole number, not 'abc'" env PMINDEX_KEYS=abc "$PM" load --index canary
 echo "$cases cases over $nopts numeric options, $fails failures"
 [ $fails -eq 0 ]
