@@ -671,6 +671,12 @@ index_stats core::stats_of(Slots&& slots, Records&& records, size_t dram_self) {
         for (auto& e : reinterpret_cast<typename L::log_leaf_t*>(h)->log) log_entries += (e.meta & k_log_valid) ? 1 : 0;
       return;
     }
+    // The children lie anywhere in the pool: asking for all their headers
+    // before visiting the first overlaps the misses (a walk of 10M records
+    // took 4 s waiting on one miss at a time, 0.5 s with the prefetches).
+    slots(h, [&](uint64_t* c) {
+      if (uint64_t w = load_acq(c)) __builtin_prefetch(hdr(w));
+    });
     slots(h, [&](uint64_t* c) { self(self, load_current(c)); });
   };
   walk(walk, load_current(&root_->slot));

@@ -77,11 +77,17 @@ std::string tree::check_slot(uint64_t* slot, int parent_depth, uint64_t path, ui
   if ((h->prefix ^ path) & pmask) return "prefix disagrees with the path";
   if (h->prefix & ~prefix_mask(d)) return "prefix has bytes beyond its depth";
   std::string err = check_inner_shape(h);
-  if (err.empty())
+  if (err.empty()) {
+    // Overlap the misses on the children (see stats_of).
+    each_child(h, [&](unsigned, uint64_t* s) {
+      if (uint64_t w = load_acq(s)) __builtin_prefetch(hdr(w));
+      return true;
+    });
     each_child(h, [&](unsigned b, uint64_t* s) {
       err = check_slot(s, int(d), child_min(h->prefix, d, b), records, prev_key, any);
       return err.empty();
     });
+  }
   return err;
 }
 

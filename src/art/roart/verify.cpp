@@ -12,6 +12,18 @@ namespace pmindex::art::roart {
 
 using common::load_acq;
 
+namespace {
+
+// The words of one node point anywhere in the pool: asking for all their
+// targets before following the first overlaps the misses (a quiescent walk
+// of 10M records otherwise waits on one miss at a time: seconds).
+void prefetch_targets(const pm::pool& p, const uint64_t* words, unsigned n) {
+  for (unsigned i = 0; i < n; ++i)
+    if (uint64_t w = words[i]) __builtin_prefetch(p.ptr<char>(off_of(w)));
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------- trace
 
 void tree::trace(pm::pool::trace_sink& sink) {
@@ -30,6 +42,7 @@ void tree::trace_node(pm::pool::trace_sink& sink, uint64_t w, unsigned pos) {
     if (!p_.valid_block(off_of(w), sizeof(leaf_array))) corrupt("a leaf array outside the heap");
     leaf_array* a = array_at(w);
     sink.add(off_of(w), sizeof(leaf_array));
+    prefetch_targets(p_, a->slot, k_slots);
     for (unsigned i = 0; i < k_slots; ++i)
       if (uint64_t s = load_acq(&a->slot[i])) leaf(s);
     return;
@@ -43,6 +56,7 @@ void tree::trace_node(pm::pool::trace_sink& sink, uint64_t w, unsigned pos) {
   if (!p_.valid_block(off_of(w), inner_size(k, n->nprefix))) corrupt("an inner node outside the heap");
   sink.add(off_of(w), inner_size(k, n->nprefix));
   if (uint64_t e = load_acq(&n->eok)) leaf(e);
+  prefetch_targets(p_, n->child, capacity(k));
   for (unsigned j = 0; j < capacity(k); ++j)
     if (uint64_t c = load_acq(&n->child[j])) trace_node(sink, c, n->level + 1);
 }
@@ -80,6 +94,7 @@ std::string tree::check_node(uint64_t w, unsigned pos, std::string& path, uint64
   const auto k = static_cast<kind>(nd->kind);
   const unsigned lv = nd->level;
   uint64_t seen[4] = {};  // the child bytes met
+  prefetch_targets(p_, nd->child, capacity(k));
   for (unsigned j = 0; j < capacity(k); ++j) {
     uint64_t c = nd->child[j];
     if (!c) continue;
@@ -109,6 +124,7 @@ std::string tree::check_array(uint64_t w, unsigned pos, const std::string& path,
   if (a->lock & k_obsolete) return "an obsolete leaf array in the tree";  // (no writer runs)
   if (a->level != pos) return "a leaf array's level disagrees with its position";
   uint64_t used = 0;
+  prefetch_targets(p_, a->slot, k_slots);
   for (unsigned i = 0; i < k_slots; ++i) {
     uint64_t s = a->slot[i];
     if (!s) continue;
@@ -170,6 +186,7 @@ void tree::count_node(uint64_t w, unsigned depth, census& c) {
     ++c.records;
     c.depth_sum += depth;
   }
+  prefetch_targets(p_, n->child, capacity(static_cast<kind>(n->kind)));
   for (unsigned j = 0; j < capacity(static_cast<kind>(n->kind)); ++j)
     if (uint64_t x = n->child[j]) count_node(x, depth + 1, c);
 }
