@@ -16,8 +16,9 @@ namespace {
 
 // The words of one node point anywhere in the pool: asking for all their
 // targets before following the first overlaps the misses (a quiescent walk
-// of 10M records otherwise waits on one miss at a time: seconds).
-void prefetch_targets(const pm::pool& p, const uint64_t* words, unsigned n) {
+// of 10M records otherwise waits on one miss at a time: seconds). Out of
+// line: the recursive walks keep small frames (Roart.LongestPrefixChain).
+[[gnu::noinline]] void prefetch_targets(const pm::pool& p, const uint64_t* words, unsigned n) {
   for (unsigned i = 0; i < n; ++i)
     if (uint64_t w = words[i]) __builtin_prefetch(p.ptr<char>(off_of(w)));
 }
