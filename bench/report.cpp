@@ -79,6 +79,7 @@ json::value to_json(const run_result& r) {
   load["flushes_per_insert"] = per(r.load_flushes, r.load_ok);
   load["fences_per_insert"] = per(r.load_fences, r.load_ok);
   load["allocs_per_insert"] = per(r.load_allocs, r.load_ok);
+  load["setup_seconds"] = r.setup_seconds;
   j["load"] = load;
 
   if (r.have_space) {
@@ -144,6 +145,7 @@ json::value to_json(const run_result& r) {
   }
   chk["bad_values"] = r.bad_values;
   chk["structure"] = r.structure;
+  chk["seconds"] = r.check_seconds;
   if (r.failed) chk["failure"] = r.failure;
   j["check"] = chk;
 

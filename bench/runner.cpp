@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "null_index.hpp"
+#include "prefill_cache.hpp"
 #include "plugin.hpp"
 #include "run_loop.hpp"
 #include "scratch_pool.hpp"
@@ -184,6 +185,7 @@ struct session {
   uint64_t first_insert = 0;    // fresh ids of the phase start here
   double compares_before = -1;  // the indexes' key_compares total before the phase
   bool counts_compares = false;  // every index reported key_compares after the prefill
+  const prefill_cache::image* restored = nullptr;  // --reuse-prefill: the kept load this cell runs on
 
   ~session() {
     if (lock_off) {
@@ -276,8 +278,51 @@ std::string byte_params(const std::string& params) {
   return params.empty() ? "keys=bytes" : params + ",keys=bytes";
 }
 
-void open_targets(session& x) {
+// --reuse-prefill: whether this cell's load can be kept and reopened (a
+// pmindex index in a pool file that a clean close leaves whole).
+bool reusable(const session& x) {
+  const auto& c = x.cfg;
+  if (!c.reuse_prefill || x.use_plugin || !x.file_mode || x.null_target) return false;
+  if (c.lock_in_pool && c.parallel == parallel_mode::global_lock) return false;  // the lock word is in the pool
+  const auto m = c.base.mode.value_or(pm::mode::persist);
+  return m == pm::mode::persist || m == pm::mode::eadr || m == pm::mode::tx;
+}
+
+// The prefill's identity: everything that shapes the loaded pool and the
+// load's figures (not the workload, which runs after).
+std::string prefill_key(const session& x) {
+  const auto& c = x.cfg;
+  std::string k = c.index + '\n' + (x.bytes ? byte_params(c.base.params) : c.base.params) + '\n';
+  for (uint64_t v : {uint64_t(c.base.mode.value_or(pm::mode::persist)), uint64_t(c.base.flush),
+                     uint64_t(c.base.pm_write_ns), c.base.pool_size, c.records, c.key_space, c.seed,
+                     uint64_t(c.universe), uint64_t(c.value_size), uint64_t(c.prefill_spread),
+                     uint64_t(c.prefill_sorted), uint64_t(c.threads), uint64_t(c.parallel), uint64_t(c.pin),
+                     uint64_t(x.data->size()), uint64_t(reinterpret_cast<uintptr_t>(x.data.get()))})
+    k += std::to_string(v) + ' ';
+  return k + c.dataset;
+}
+
+// Opens (image: reopens the copy the cache just made) every instance.
+void open_indexes(session& x, bool existing) {
   const auto& cfg = x.cfg;
+  x.idx.clear();
+  for (auto& path : x.paths) {
+    options o = cfg.base;
+    o.index = cfg.index;
+    o.pool_path = path;
+    o.open = existing ? pm::open_mode::must_exist : pm::open_mode::must_create;
+    o.quiet = true;
+    if (x.bytes) o.params = byte_params(o.params);
+    x.idx.push_back(open(o));
+    if (existing) prefill_cache::populate(path, x.idx.back()->pool().base(), x.idx.back()->pool().size());
+  }
+}
+
+// Returns true when the cell's pools are a kept load (--reuse-prefill),
+// copied to its paths and opened: no prefill to run.
+bool open_targets(session& x) {
+  const auto& cfg = x.cfg;
+  bool restored = false;
   for (uint32_t i = 0; i < x.ninst; ++i) {
     std::string path = x.ninst == 1 ? cfg.base.pool_path : cfg.base.pool_path + "." + std::to_string(i);
     x.paths.push_back(path);
@@ -295,13 +340,14 @@ void open_targets(session& x) {
       continue;
     }
     if (x.file_mode) x.pools.emplace_back(path);
-    options o = cfg.base;
-    o.index = cfg.index;
-    o.pool_path = path;
-    o.open = pm::open_mode::must_create;
-    o.quiet = true;
-    if (x.bytes) o.params = byte_params(o.params);
-    x.idx.push_back(open(o));
+  }
+  if (!x.use_plugin) {
+    if (reusable(x)) {
+      x.restored = cfg.reuse_prefill->restore(prefill_key(x), x.paths);
+      if (!x.restored) cfg.reuse_prefill->room_for_pool(x.paths.front(), cfg.base.pool_size * x.ninst);
+    }
+    restored = x.restored != nullptr;
+    open_indexes(x, restored);
   }
   if (cfg.lock_in_pool && cfg.parallel == parallel_mode::global_lock) {
     if (x.use_plugin) throw error(errc::usage, "--lock pool needs a pmindex index (a plugin's pool is its own)");
@@ -315,6 +361,7 @@ void open_targets(session& x) {
     c.data = x.data.get();
     c.value_size = cfg.value_size;
   }
+  return restored;
 }
 
 void prefill(session& x, run_result& r) {
@@ -355,6 +402,48 @@ void prefill(session& x, run_result& r) {
   x.prior.assign(ninst, 0);
   for (uint32_t th = 0; th < T; ++th) x.prior[ninst == 1 ? 0 : th] += x.ctx[th].load_ok;
   x.first_insert = n;
+}
+
+// The load's figures of a result, as the run keeps them and the cache
+// hands them to later cells.
+void copy_load(const run_result& from, run_result& to) {
+  to.load_seconds = from.load_seconds;
+  to.load_busy_seconds = from.load_busy_seconds;
+  to.load_ok = from.load_ok;
+  to.load_flushes = from.load_flushes;
+  to.load_fences = from.load_fences;
+  to.load_allocs = from.load_allocs;
+  to.have_space = from.have_space;
+  to.space = from.space;
+}
+
+constexpr const char* k_reused_note =
+    "--reuse-prefill: ran on the index reopened from a copy of its loaded pool (one load for the cells of the same "
+    "prefill; the load's figures are that load's)";
+
+// After a load with --reuse-prefill: close the indexes cleanly, keep their
+// pools, and open a copy of them, so that this cell runs as the later ones
+// will.
+void keep_load(session& x, run_result& r) {
+  if (!reusable(x)) return;
+  for (auto& i : x.idx) i->close();
+  x.idx.clear();
+  run_result figures;
+  copy_load(r, figures);
+  const bool kept = x.cfg.reuse_prefill->keep(prefill_key(x), x.paths, figures, x.prior, x.counts_compares);
+  open_indexes(x, true);
+  if (kept) r.notes.push_back(k_reused_note);
+  else r.notes.push_back("--reuse-prefill: no room for a copy of this load beside it: not kept, later cells load again");
+}
+
+// A kept load, copied and opened by open_targets: its figures.
+void reuse_load(session& x, run_result& r) {
+  const auto* m = x.restored;
+  copy_load(m->loaded, r);
+  x.prior = m->prior;
+  x.first_insert = x.cfg.records;
+  x.counts_compares = m->counts_compares;
+  r.notes.push_back(k_reused_note);
 }
 
 // The indexes' running total of key comparisons, or -1 when they keep none.
@@ -647,9 +736,15 @@ run_result run(const run_config& cfg) { return run_phases(cfg, {cfg.w}).front();
 std::vector<run_result> run_phases(const run_config& cfg, const std::vector<workload>& phases) {
   session x;
   resolve(x, cfg, phases);
-  open_targets(x);
   run_result loaded = x.base;
-  prefill(x, loaded);
+  const auto setup0 = steady::now();
+  if (open_targets(x)) {
+    reuse_load(x, loaded);
+  } else {
+    prefill(x, loaded);
+    keep_load(x, loaded);
+  }
+  loaded.setup_seconds = secs(steady::now() - setup0);
   std::vector<run_result> out;
   for (size_t ph = 0; ph < phases.size(); ++ph) {
     run_result r = loaded;  // each phase reports the prefill's load and space
@@ -662,7 +757,9 @@ std::vector<run_result> run_phases(const run_config& cfg, const std::vector<work
     start_phase(x, r, phases[ph]);
     run_phase(x, r);
     aggregate(x, r);
+    const auto check0 = steady::now();
     auto expected = check_records(x, r);
+    r.check_seconds = secs(steady::now() - check0);
     if (x.cfg.recover && !x.use_plugin && ph + 1 == phases.size()) time_recovery(x, r, expected[0]);
     // The next phase: fresh ids past every id this one generated, and the
     // records this one left.

@@ -18,6 +18,8 @@
 
 namespace pmindex::bench {
 
+class prefill_cache;
+
 enum class parallel_mode : uint8_t { shared, instance, global_lock };
 std::string_view to_string(parallel_mode p) noexcept;
 
@@ -70,6 +72,9 @@ struct run_config {
   // a scattered one (u64 path only): blocks then sit in key order, the
   // best layout a scan can meet.
   bool prefill_sorted = false;
+  // Cells with the same prefill start from a copy of one loaded pool,
+  // reopened (--reuse-prefill; prefill_cache.hpp); null: every cell loads.
+  std::shared_ptr<prefill_cache> reuse_prefill;
 };
 
 struct op_stats {
@@ -94,6 +99,9 @@ struct run_result {
   double load_busy_seconds = 0;  // the slowest thread's time inside inserts (byte path: keys made outside)
   uint64_t load_ok = 0;
   uint64_t load_flushes = 0, load_fences = 0, load_allocs = 0;
+  // Wall clock of the cell's setup: making and loading its pools, or with
+  // --reuse-prefill copying a kept load and reopening it.
+  double setup_seconds = 0;
   // space after the prefill (summed over instances)
   bool have_space = false;
   index_stats space;
@@ -117,6 +125,7 @@ struct run_result {
   uint64_t expected_records = 0, reported_records = 0, scanned_records = 0;
   bool scanned = false;
   std::string structure = "not checked";
+  double check_seconds = 0;  // wall clock of the checks after the run
   // recovery (--recover)
   bool have_recovery = false;
   double clean_open_seconds = 0;

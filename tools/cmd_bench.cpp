@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "commands.hpp"
 #include "null_index.hpp"
 #include "plan.hpp"
+#include "prefill_cache.hpp"
 #include "repeat.hpp"
 #include "pmindex/error.hpp"
 #include "report.hpp"
@@ -191,6 +193,7 @@ int cmd_bench(args& a) {
   std::string prefill = a.str("prefill", "low");
   std::string prefill_order = a.str("prefill-order", "scattered");
   const bool same_index = a.flag("same-index");
+  const bool reuse_prefill = a.flag("reuse-prefill");
   const std::string grid = a.str("preset", "");
   a.finish();
 
@@ -245,6 +248,7 @@ int cmd_bench(args& a) {
   if (range_size > 10'000'000) throw error(errc::usage, "--range-size is at most 10M records");
   base.range_size = static_cast<uint32_t>(range_size);
   base.progress = !no_progress && isatty(2);
+  if (reuse_prefill) base.reuse_prefill = std::make_shared<bench::prefill_cache>();
 
   // --preset pmemids: the pmemids_bench study's grid (its structures, its two
   // workloads, every mode, 1 and T threads, one instance per thread), unless
@@ -392,6 +396,19 @@ int cmd_bench(args& a) {
         }
       }  // the grid's cells (one without --preset)
 
+  // --reuse-prefill keeps a load only for a prefill that runs again: a cell
+  // alone on its prefill (one workload, one repetition) loads as without it.
+  if (base.reuse_prefill) {
+    std::map<std::string, size_t> uses;
+    auto prefill_of = [](const cell& c) {
+      return c.cfg.index + " " + std::to_string(static_cast<int>(c.cfg.base.mode.value_or(pm::mode::persist))) + " " +
+             std::to_string(c.cfg.threads);
+    };
+    for (auto& c : plan) uses[prefill_of(c)] += repetitions;
+    for (auto& c : plan)
+      if (uses[prefill_of(c)] < 2) c.cfg.reuse_prefill.reset();
+  }
+
   // The schedule: every cell once per repetition, repetition r starting at
   // cell r mod n (bench/repeat.hpp).
   for (const auto [rep, i] : bench::interleaved_order(plan.size(), repetitions)) {
@@ -491,6 +508,7 @@ int cmd_bench(args& a) {
       opts["prefill"] = prefill;
       opts["prefill_order"] = prefill_order;
       opts["same_index"] = same_index;
+      opts["reuse_prefill"] = reuse_prefill;
       opts["repetitions"] = repetitions;
       if (!grid.empty()) opts["preset"] = grid;
       if (!dist.empty()) opts["distribution"] = dist;

@@ -45,6 +45,25 @@ std::string joined(const std::vector<std::string>& a) {
   return s;
 }
 
+// What a failed run said of its failure: the harness's "FAILED" lines (at
+// most three), else its last line of stderr; one line, shortened, the
+// scratch pool's path (this machine's, this process's) written POOL.
+std::string failure_lines(const std::string& err_path, const std::string& pool) {
+  std::ifstream in(err_path);
+  std::string line, last, out;
+  int n = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    last = line;
+    const bool summary = line.find("some runs FAILED") != std::string::npos;  // says only "see above"
+    if (!summary && line.find("FAILED") != std::string::npos && n < 3) out += (n++ ? "; " : "") + line;
+  }
+  if (out.empty()) out = last;
+  for (size_t at; !pool.empty() && (at = out.find(pool)) != std::string::npos;) out.replace(at, pool.size(), "POOL");
+  if (out.size() > 400) out = out.substr(0, 397) + "...";
+  return out;
+}
+
 json::value stat_json(const stat& s) {
   auto o = json::value::object();
   o["n"] = static_cast<uint64_t>(s.n);
@@ -276,7 +295,9 @@ int run_study(const study_spec& s, const run_settings& rs) {
     entry["status"] = status;
     if (rc != 0) {
       failed = true;
-      notes.push_back(inv.id + ": " + status + " (stderr: raw/" + inv.id + ".err)");
+      // The reason, on the page: raw/ is not kept beside it.
+      std::string why = failure_lines(rs.out_dir + "/raw/" + inv.id + ".err", pool);
+      notes.push_back(inv.id + ": " + status + (why.empty() ? "" : ": " + why) + " (stderr: raw/" + inv.id + ".err)");
     }
     runs.push_back(entry);
     std::printf("%s, %zu results, %.1f s\n", status.c_str(), got.size(), secs);

@@ -73,6 +73,22 @@ r = json.load(open(sys.argv[1]))['results']
 sizes = [x['workload_spec'].get('scan_size') for x in r]
 assert sizes[1:] == [7, 50], sizes
 PY
+# --reuse-prefill: one load for every cell of a prefill, each cell on a
+# reopened copy of it; the copies go when the command ends.
+"$PM" bench --index canary --reuse-prefill --repetitions 2 --workload read=0.5+insert=0.3+remove=0.2,insert=0.5+update=0.5 \
+  --json "$DIR/re.json" "${small[@]}" > "$DIR/re.txt" || fail "--reuse-prefill exited $?"
+python3 - "$DIR/re.json" <<'PY' || fail "--reuse-prefill runs"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d['results']
+assert len(r) == 4, len(r)
+assert d['context']['options']['reuse_prefill'] is True
+assert len({x['load']['mops'] for x in r}) == 1, [x['load'] for x in r]
+for x in r:
+    assert any(n.startswith('--reuse-prefill: ran on') for n in x['notes']), x['notes']
+    assert x['check']['expected_records'] == x['check']['scanned_records'], x['check']
+PY
+ls "$DIR" | grep -q prefill && fail "a kept load outlived the command: $(ls "$DIR")"
 "$PM" bench --index null --workload scan=1:0 "${small[@]}" > /dev/null 2>&1
 [ $? -eq 2 ] || fail "a bad mix: expected exit code 2"
 # Zipfian over a 2^63 key space sets up at once (draws mostly miss).

@@ -73,4 +73,9 @@ grep -q '"index": *"canary"' "$DIR/p/results.json" || fail "no cell of canary in
 raw=$(ls "$DIR/p/raw/"*.json | grep -vc probe)
 [ "$raw" -eq 1 ] || fail "the wrappers and the index ran in $raw bench commands, not one: $(ls "$DIR/p/raw")"
 grep -q -- "--plugin mine=$LIB,other=$LIB" "$DIR/p/README.md" || fail "README.md does not give the command with --plugin"
+# A run that fails: the page says why (its raw/ stderr is not kept beside it).
+printf '%s\nindexes = ["canary"]\nrecords = "200K"\npool_size = "1M"\n' "$good" > "$DIR/full.toml"
+"$PM" study run "$DIR/full.toml" --scale smoke --out "$DIR/f" > "$DIR/out" 2>&1
+grep -q "a.r: failed (exit code 8): .*pool POOL is full" "$DIR/f/README.md" ||
+  fail "the page does not say why the run failed: $(grep -i failed "$DIR/f/README.md")"
 echo "PASS"

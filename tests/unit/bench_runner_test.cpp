@@ -2,6 +2,8 @@
 // and catches an index that loses or invents records.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "prefill_cache.hpp"
 #include "runner.hpp"
 
 namespace pmindex::bench {
@@ -409,6 +412,88 @@ TEST(BenchRunner, AFiniteDatasetEndsTheRunWhenInsertsUseItUp) {
   EXPECT_TRUE(r.exhausted);
   EXPECT_EQ(r.per_op[static_cast<unsigned>(op_type::insert)].ok, 1000u);
   EXPECT_EQ(r.expected_records, 6000u);
+}
+
+// --reuse-prefill: every cell of one prefill starts from the same load (not
+// from what an earlier cell's writes left), reports that load's figures, and
+// the kept copy goes with the cache. A cache that kept the pool after a
+// cell's run, or handed a cell its predecessor's pool, fails the count.
+TEST(BenchRunner, ReusedPrefillStartsEveryCellFromTheSameLoad) {
+  if (!find_index("canary")) GTEST_SKIP() << "no canary";
+  const std::string pool = "/dev/shm/pmindex-bench-reuse-" + std::to_string(::getpid()) + ".pool";
+  auto cache = std::make_shared<prefill_cache>();
+  auto c = small("canary", "update90insert10");
+  c.base.mode = pm::mode::persist;
+  c.base.pool_path = pool;
+  c.w.mix[static_cast<unsigned>(op_type::remove)] = 0.2;
+  c.reuse_prefill = cache;
+  std::vector<run_result> rs;
+  for (int i = 0; i < 3; ++i) {
+    if (i == 2) c.w = *preset("ycsb-c");
+    rs.push_back(run(c));
+  }
+  for (auto& r : rs) {
+    EXPECT_FALSE(r.failed) << r.failure;
+    const auto& ins = r.per_op[static_cast<unsigned>(op_type::insert)];
+    const auto& rem = r.per_op[static_cast<unsigned>(op_type::remove)];
+    EXPECT_EQ(r.load_ok, 5000u);
+    EXPECT_EQ(ins.ok, ins.done);
+    EXPECT_EQ(r.expected_records, 5000 + ins.ok - rem.ok);
+    EXPECT_EQ(r.expected_records, r.scanned_records);
+    EXPECT_EQ(r.load_seconds, rs[0].load_seconds);  // one load's figures
+    EXPECT_EQ(r.space.pm_bytes_used, rs[0].space.pm_bytes_used);
+    bool noted = false;
+    for (auto& n : r.notes) noted = noted || n.rfind("--reuse-prefill: ran on", 0) == 0;
+    EXPECT_TRUE(noted);
+  }
+  EXPECT_GT(rs[0].per_op[static_cast<unsigned>(op_type::remove)].ok, 0u);
+  struct stat st;
+  EXPECT_NE(::stat(pool.c_str(), &st), 0) << "the cell's pool was left behind";
+  EXPECT_EQ(::stat((pool + ".prefill0").c_str(), &st), 0) << "no kept load";
+  // A different prefill (another seed) loads again and is kept beside.
+  c.seed = 7;
+  auto other = run(c);
+  EXPECT_FALSE(other.failed) << other.failure;
+  EXPECT_EQ(::stat((pool + ".prefill1").c_str(), &st), 0);
+  rs.clear();
+  other = run_result{};
+  c.reuse_prefill.reset();
+  cache.reset();
+  EXPECT_NE(::stat((pool + ".prefill0").c_str(), &st), 0) << "the kept load outlived its cache";
+  EXPECT_NE(::stat((pool + ".prefill1.bench").c_str(), &st), 0);
+}
+
+// Copies hold a pool file's written pages only (a pool reserves its whole
+// size when made), and a copy handed to a cell reserves it again.
+TEST(BenchRunner, PrefillCacheCopiesOnlyWrittenPages) {
+  const std::string a = "/dev/shm/pmindex-bench-copy-" + std::to_string(::getpid()), b = a + ".copy";
+  constexpr off_t k_size = 64 << 20;
+  {
+    int fd = ::open(a.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::posix_fallocate(fd, 0, k_size), 0);
+    ASSERT_EQ(::pwrite(fd, "head", 4, 0), 4);
+    ASSERT_EQ(::pwrite(fd, "middle", 6, 32 << 20), 6);
+    ::close(fd);
+  }
+  prefill_cache::copy_file(a, b, false);
+  struct stat sb;
+  ASSERT_EQ(::stat(b.c_str(), &sb), 0);
+  EXPECT_EQ(sb.st_size, k_size);
+  EXPECT_LT(sb.st_blocks * 512, 4 << 20);  // two pages written, not 64 MiB
+  std::ifstream f(b);
+  std::string head(4, 0), mid(6, 0);
+  f.read(head.data(), 4);
+  f.seekg(32 << 20);
+  f.read(mid.data(), 6);
+  EXPECT_EQ(head, "head");
+  EXPECT_EQ(mid, "middle");
+  prefill_cache::copy_file(b, a + ".reserved", true);
+  ASSERT_EQ(::stat((a + ".reserved").c_str(), &sb), 0);
+  EXPECT_GE(sb.st_blocks * 512, k_size);
+  ::unlink(a.c_str());
+  ::unlink(b.c_str());
+  ::unlink((a + ".reserved").c_str());
 }
 
 }  // namespace
