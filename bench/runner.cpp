@@ -289,7 +289,9 @@ bool reusable(const session& x) {
 }
 
 // The prefill's identity: everything that shapes the loaded pool and the
-// load's figures (not the workload, which runs after).
+// load's figures (not the workload, which runs after). A dataset is its
+// name (a generated one is made from the seed and universe; a file's is its
+// path) and size, not its object: run() makes a dataset per call.
 std::string prefill_key(const session& x) {
   const auto& c = x.cfg;
   std::string k = c.index + '\n' + (x.bytes ? byte_params(c.base.params) : c.base.params) + '\n';
@@ -297,7 +299,7 @@ std::string prefill_key(const session& x) {
                      uint64_t(c.base.pm_write_ns), c.base.pool_size, c.records, c.key_space, c.seed,
                      uint64_t(c.universe), uint64_t(c.value_size), uint64_t(c.prefill_spread),
                      uint64_t(c.prefill_sorted), uint64_t(c.threads), uint64_t(c.parallel), uint64_t(c.pin),
-                     uint64_t(x.data->size()), uint64_t(reinterpret_cast<uintptr_t>(x.data.get()))})
+                     uint64_t(x.data->size())})
     k += std::to_string(v) + ' ';
   return k + c.dataset;
 }
