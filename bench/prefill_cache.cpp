@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "pmindex/error.hpp"
+#include "sparse_file.hpp"
 
 namespace pmindex::bench {
 
@@ -91,7 +92,7 @@ void release_holes(const std::string& path) {
 
 }  // namespace
 
-void prefill_cache::copy_file(const std::string& from, const std::string& to, bool reserve) {
+void prefill_cache::copy_file(const std::string& from, const std::string& to) {
   fd_guard in{::open(from.c_str(), O_RDONLY | O_CLOEXEC)};
   if (in.fd < 0) io_fail("cannot open", from);
   fd_guard out{::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
@@ -103,16 +104,9 @@ void prefill_cache::copy_file(const std::string& from, const std::string& to, bo
   // Window by window: a seek skips the holes (a pool file is mostly holes
   // past its high mark), a read takes the rest, and only pages that are not
   // all zeros are written. One extent at a time (copy_file_range per data
-  // extent) ran at a quarter of a GB/s on a fragmented pool.
-  constexpr size_t k_window = size_t{4} << 20, k_page = 4096;
-  auto buf = std::make_unique<uint64_t[]>(k_window / sizeof(uint64_t));
-  char* bytes = reinterpret_cast<char*>(buf.get());
-  const auto zero_page = [&](size_t at) {
-    const uint64_t* w = buf.get() + at / sizeof(uint64_t);
-    uint64_t any = 0;
-    for (size_t i = 0; i < k_page / sizeof(uint64_t); ++i) any |= w[i];
-    return any == 0;
-  };
+  // extent) costs two seeks and a call per page of a fragmented pool.
+  constexpr off_t k_window = off_t{4} << 20, k_page = 4096;
+  auto buf = std::make_unique<char[]>(k_window);
   off_t pos = 0;
   while (pos < size) {
     off_t data = ::lseek(in.fd, pos, SEEK_DATA);
@@ -120,37 +114,16 @@ void prefill_cache::copy_file(const std::string& from, const std::string& to, bo
       if (errno == ENXIO) break;  // no data past pos
       data = pos;                 // no SEEK_DATA here: read everything
     }
-    pos = data - data % static_cast<off_t>(k_page);
-    const size_t len = static_cast<size_t>(std::min<off_t>(size - pos, static_cast<off_t>(k_window)));
+    pos = data - data % k_page;
+    const size_t len = static_cast<size_t>(std::min(size - pos, k_window));
     size_t got = 0;
     while (got < len) {
-      const ssize_t r = ::pread(in.fd, bytes + got, len - got, pos + static_cast<off_t>(got));
+      const ssize_t r = ::pread(in.fd, buf.get() + got, len - got, pos + static_cast<off_t>(got));
       if (r <= 0) io_fail("cannot read", from);
       got += static_cast<size_t>(r);
     }
-    for (size_t at = 0; at < len;) {
-      if (zero_page(at)) {
-        at += k_page;
-        continue;
-      }
-      size_t run = at + k_page;
-      while (run < len && !zero_page(run)) run += k_page;
-      run = std::min(run, len);
-      // Pages allocated in one call first: written one at a time, a RAM
-      // disk's pages came at a tenth of the speed.
-      (void)::fallocate(out.fd, 0, pos + static_cast<off_t>(at), static_cast<off_t>(run - at));
-      if (::pwrite(out.fd, bytes + at, run - at, pos + static_cast<off_t>(at)) != static_cast<ssize_t>(run - at))
-        io_fail("cannot write", to);
-      at = run;
-    }
+    if (!write_nonzero_pages(out.fd, buf.get(), len, pos)) io_fail("cannot write", to);
     pos += static_cast<off_t>(len);
-  }
-  if (reserve) {
-    const int rc = ::posix_fallocate(out.fd, 0, size);
-    if (rc != 0) {
-      errno = rc;
-      io_fail("cannot reserve the pool's size for", to);
-    }
   }
 }
 
@@ -214,7 +187,7 @@ const prefill_cache::image* prefill_cache::restore(const std::string& key, const
     images_.pop_front();  // it cannot be copied beside itself: the cell loads
     return nullptr;
   }
-  for (size_t i = 0; i < paths.size(); ++i) copy_file(m.files[i].path(), paths[i], false);
+  for (size_t i = 0; i < paths.size(); ++i) copy_file(m.files[i].path(), paths[i]);
   return &m;
 }
 
@@ -244,7 +217,7 @@ bool prefill_cache::keep(const std::string& key, const std::vector<std::string>&
   // The cell runs on a copy, as every later cell of this prefill will.
   image& k = images_.front();
   if (make_room(dir_of(paths.front()), k.bytes + k_gib, &k)) {
-    for (size_t i = 0; i < paths.size(); ++i) copy_file(k.files[i].path(), paths[i], false);
+    for (size_t i = 0; i < paths.size(); ++i) copy_file(k.files[i].path(), paths[i]);
     return true;
   }
   // No room for a copy beside it: the pools go back, and are not kept.

@@ -71,9 +71,9 @@ class prefill_cache {
   // page it wrote), not with a page fault per page touched.
   static void populate(const std::string& path, char* base, uint64_t len);
 
-  // Copies a (sparse) file: only its data extents; `reserve`: then
-  // allocates the whole length, as a new pool is. Throws error(io).
-  static void copy_file(const std::string& from, const std::string& to, bool reserve);
+  // Copies a (sparse) file: only its pages that hold data (not all
+  // zeros); the rest stays holes. Throws error(io).
+  static void copy_file(const std::string& from, const std::string& to);
 
  private:
   // Drops least recently used images, other than `spare`, until the pool

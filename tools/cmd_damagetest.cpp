@@ -41,6 +41,7 @@
 #include "keys.hpp"
 #include "pmindex/error.hpp"
 #include "scratch_params.hpp"
+#include "sparse_file.hpp"
 #include "pmindex/pm/detail/header.hpp"
 #include "pmindex/util/hash.hpp"
 
@@ -126,33 +127,13 @@ std::vector<char> read_file(const std::string& path) {
   return v;
 }
 
-// Writes the image sparsely: runs of 4 KiB pages that hold a non-zero
-// byte, the rest left as holes (read back as zeros). A small pool is mostly
-// zeros, and a file on tmpfs takes memory (and time to write and to free)
-// only for the pages written: the cases' thousands of images cost a tenth.
+// Writes the image sparsely (bench/sparse_file.hpp): the cases' thousands
+// of images of a small pool, mostly zeros, cost a tenth.
 void write_file(const std::string& path, const char* p, size_t n) {
   ::unlink(path.c_str());
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw error(errc::io, "cannot write " + path);
-  constexpr size_t k_page = 4096;
-  static const char k_zeros[k_page] = {};
-  auto zero = [&](size_t at) { return std::memcmp(p + at, k_zeros, std::min(n - at, k_page)) == 0; };
-  bool ok = ::ftruncate(fd, static_cast<off_t>(n)) == 0;
-  for (size_t at = 0; ok && at < n;) {
-    if (zero(at)) {
-      at += k_page;
-      continue;
-    }
-    size_t end = at + k_page;
-    while (end < n && !zero(end)) end += k_page;
-    end = std::min(end, n);
-    for (size_t done = at; ok && done < end;) {
-      const ssize_t w = ::pwrite(fd, p + done, end - done, static_cast<off_t>(done));
-      ok = w > 0;
-      if (ok) done += static_cast<size_t>(w);
-    }
-    at = end;
-  }
+  const bool ok = ::ftruncate(fd, static_cast<off_t>(n)) == 0 && bench::write_nonzero_pages(fd, p, n, 0);
   ::close(fd);
   if (!ok) throw error(errc::io, "cannot write " + path);
 }
