@@ -339,5 +339,51 @@ TEST_F(Dptree, UpdateOfABaseRecordInPlace) {
   expect_same(*idx, ref, "dirty reopen after updates in place");
 }
 
+// Inserts ask the base filter, not the base, once a merge has built it
+// (none exists after an open): a merged key's insert is refused with and
+// without it, before and after the base outgrows it and it is built again,
+// and check() finds every base key in it. The mutant base_filter_skipped
+// (no key added at a merge) fails the refusals here and in the crash checker.
+TEST_F(Dptree, InsertsOfMergedKeysRefusedThroughTheBaseFilter) {
+  for (const char* params : {"leaf=8,merge_min=64", "keys=bytes,leaf=8,merge_min=64"}) {
+    SCOPED_TRACE(params);
+    auto idx = open_idx(params);
+    std::map<uint64_t, uint64_t> ref;
+    uint64_t next = 0;
+    auto grow = [&](uint64_t n) {
+      for (uint64_t j = 0; j < n; ++j, ++next) {
+        ASSERT_TRUE(idx->insert(next * 7, next));
+        ref[next * 7] = next;
+      }
+      settle(*idx);
+    };
+    auto refused = [&](const char* what) {
+      for (auto& [k, v] : ref) ASSERT_FALSE(idx->insert(k, v + 1)) << what << ": key " << k;
+      for (uint64_t k = 1; k < 400; k += 7) ASSERT_TRUE(idx->insert(next * 7 + k, 1)) << what;
+      for (uint64_t k = 1; k < 400; k += 7) ASSERT_TRUE(idx->remove(next * 7 + k)) << what;
+      settle(*idx);
+      const auto c = idx->check();
+      EXPECT_TRUE(c.ok) << what << ": " << c.message;
+    };
+    grow(500);
+    EXPECT_GE(extra(*idx, "base_filter_builds"), 1);
+    EXPECT_GT(extra(*idx, "base_filter_bytes"), 0);
+    refused("after the first merges");
+    const double builds = extra(*idx, "base_filter_builds");
+    grow(4000);  // eight times the base it was built for
+    EXPECT_GT(extra(*idx, "base_filter_builds"), builds);
+    refused("after the base outgrew it");
+    idx->close();
+    idx = reopen();
+    EXPECT_EQ(extra(*idx, "base_filter_bytes"), 0);  // built at the first merge after an open
+    refused("after a reopen");
+    grow(1000);  // more than a buffer due at 7% of the base
+    EXPECT_GT(extra(*idx, "base_filter_bytes"), 0);
+    refused("after a reopen and a merge");
+    expect_same(*idx, ref, "every key once");
+    idx->close();
+  }
+}
+
 }  // namespace
 }  // namespace pmindex

@@ -172,10 +172,32 @@
 // fingerprint_unflushed). The merge thread writes a free slot's
 // fingerprint while readers compare its line: the byte is masked out of
 // their result by the bitmap, as the slot itself is never read.
+// BASE FILTER: a DRAM bloom filter (the buffers' kind) over the keys of the
+// base, so that an insert, whose key is usually new, learns "not in the
+// base" from one filter word instead of a probe (inner descent, stamp and
+// metadata lines, fingerprint lines: half an insert's foreground time
+// under perf at 1M records). It may name keys the base no longer holds
+// (removes do not clear bits) and must name every key it holds:
+//  - the merge adds each key it places before its commit (writers read the
+//    filter meanwhile: an early bit only sends an insert to the base;
+//    mutant base_filter_skipped), and builds it anew from every base key at
+//    the first merge after an open (until then inserts probe the base: an
+//    open reads no record) and when the base outgrows it: sized at 10-20
+//    bits per record, built again at 6 (~8% false positives at worst);
+//  - a new filter replaces the old one at the commit, under the closed
+//    gate; check() looks every base key up in it;
+//  - lookups, updates and removes do not ask it (their keys are mostly
+//    present: one more miss);
+//  - DRAM: 1.25-2.5 bytes per base record (stats: base_filter_bytes).
+// The merge does not copy the records that stay in their leaf: it lists
+// their slots (2 bytes each) beside the new records, so a merge that
+// touches every leaf (a buffer due at 7% of the base reaches most of them)
+// allocates 2 bytes per base record, not a copy of the base.
 // VERSUS THE ORIGINAL, per operation (measured under PiBench, 1 thread):
 //  - its insert is a blind insert into the buffer; ours first looks the
-//    key up (an insert of a present key returns false): one base probe
-//    (inner descent, fingerprint lines, slot) per insert;
+//    key up (an insert of a present key returns false): in the buffers'
+//    filters and the base filter, and in the base only when that names
+//    the key;
 //  - its update in place probes a hash position in the leaf (one or two
 //    lines) and takes no lock (an update racing a merge that moves its
 //    leaf is lost); ours finds the slot through the fingerprints and takes
@@ -242,6 +264,7 @@ enum class mutant : unsigned {
   log_by_thread,         // a writer logs to (and locks) its thread's stripe, not its key's
   in_place_unflushed,    // an update in a base slot is acknowledged before it is durable
   moving_unlisted,       // a merge copies a leaf's records without listing it in moving_
+  base_filter_skipped,   // a merge places new records without adding their keys to the base filter
 };
 
 // clang-format off
@@ -368,6 +391,9 @@ class tree final : public bytes_index {
     void reset(uint64_t want_bits);
     void add(uint64_t h) noexcept;
     bool maybe(uint64_t h) const noexcept;
+    void prefetch(uint64_t h) const noexcept {  // the word maybe(h) reads
+      if (bits) __builtin_prefetch(&w[h & (bits / 64 - 1)]);
+    }
   };
   // A buffer's place in the log of one stripe; guarded by that stripe's
   // lock (a frozen buffer's: immutable).
@@ -408,10 +434,18 @@ class tree final : public bytes_index {
     int slot;
     uint8_t fp;  // its key's fingerprint (an existing record's: copied from its leaf)
   };
+  // A leaf as the merge writes it. A leaf that keeps its place lists its
+  // records in key order in `seq`: a slot it keeps (>= 0) or ~j for recs[j],
+  // a record that takes a free slot; a new leaf has no seq (recs alone, in
+  // order). The records that stay are not copied: a merge that touches
+  // every leaf would otherwise copy the whole base into DRAM.
   struct out_leaf {
     uint64_t off;  // the leaf (a new one when fresh)
     bool fresh;
     std::vector<mrec> recs;
+    std::vector<int16_t> seq;
+    entry first{}, last{};  // its smallest and largest records (n > 0)
+    size_t size() const noexcept { return seq.empty() ? recs.size() : seq.size(); }
   };
   struct plan {
     size_t index;  // in leaves_
@@ -443,8 +477,10 @@ class tree final : public bytes_index {
   // The slot of m's bitmap holding k, or -1: fingerprints first, then the
   // keys of the matching slots.
   int slot_of(const leaf* l, const meta& m, ukey k) const noexcept;
+  void prefetch_probe(const leaf* l) const noexcept;  // the lines slot_of and cur() read
   uint64_t leaf_for(ukey k) const noexcept;
   bool base_find(ukey k, uint64_t* word) const noexcept;
+  bool base_find(const leaf* l, ukey k, uint64_t* word) const noexcept;  // l: the leaf leaf_for(k) names
   // Of the key's bytes, the same in every build (the stripe of a key must
   // not change between the process that logged it and the one replaying).
   static uint64_t hash(ukey k) noexcept;
@@ -452,7 +488,8 @@ class tree final : public bytes_index {
   // Newest state of k (hash h): 1 present (word set), 0 absent (removed or
   // never); *upsert_in_active: the active buffer holds an upsert of k. Takes
   // the active buffer's lock (shared) if its filter names k.
-  bool find(ukey k, uint64_t h, uint64_t* word, bool* upsert_in_active = nullptr);
+  // likely_absent (an insert): the base filter is asked before the base.
+  bool find(ukey k, uint64_t h, uint64_t* word, bool* upsert_in_active = nullptr, bool likely_absent = false);
   bool write(ukey k, uint64_t word, wop o, uint64_t* old);
   bool write_once(ukey k, uint64_t word, wop o, uint64_t* old);
   // A write found no log room (see write()); false: nothing to wait for.
@@ -507,6 +544,10 @@ class tree final : public bytes_index {
   void carry(const items_t& rest);
   void trim_log(unsigned li);
   void write_leaf(out_leaf& o, uint64_t next, uint64_t g, std::vector<std::pair<const void*, size_t>>& lines);
+  // Asks for the lines a merge reads of leaf li (its header and metadata,
+  // or with `with_slots` its slot block: the header's line is read for its
+  // address, so that is asked for a step later than the header).
+  void prefetch_leaf(size_t li, bool with_slots) const noexcept;
   void stop_thread(bool drain);
   void wait_idle();
   void merge_all();  // close(): every buffer merged, in this thread
@@ -569,6 +610,15 @@ class tree final : public bytes_index {
   uint64_t replayed_ = 0;
   std::unordered_set<uint64_t> recarried_;  // keys=bytes: blocks replay found carried (carry())
   double rebuild_seconds_ = 0, merge_seconds_ = 0;
+  // The base filter (see "BASE FILTER"): null until the first merge after
+  // an open; replaced under the closed gate, read inside it.
+  std::unique_ptr<bloom> base_filter_;
+  // Sized at 10 bits per record when built (a power of two: 10-20), built
+  // again when the base reaches 6 bits per record (~8% false positives).
+  static constexpr uint64_t k_base_filter_bits = 10, k_base_filter_min_bits = 6;
+  uint64_t base_filter_cap_ = 0;  // base records it keeps its false positives low for
+  std::atomic<uint64_t> base_filter_builds_{0};
+  std::vector<mrec> merge_scratch_;  // plan_leaf's merged records (merge thread, or close() after it stopped)
 };
 
 }  // namespace pmindex::hybrid::dptree

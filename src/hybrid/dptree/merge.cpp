@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "hybrid/dptree/dptree.hpp"
 #include "common/atomics.hpp"
 #include "common/background_thread.hpp"
+#include "common/prefetch.hpp"
 
 namespace pmindex::hybrid::dptree {
 
@@ -176,8 +178,8 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_
   const bool has_next = li + 1 < leaves_.size();
   ukey end{};
   if (has_next) end = min_of(li + 1);
-  std::vector<mrec> all;
-  all.reserve(m.count + 8);
+  std::vector<mrec>& all = merge_scratch_;  // reused: its lines stay in the cache from leaf to leaf
+  all.clear();
   unsigned used = 0;
   for (uint64_t w : m.bitmap) used += unsigned(std::popcount(w));
   const unsigned free = nslots_ > used ? nslots_ - used : 0;
@@ -227,10 +229,18 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_
   plan pl{li, {}};
   const unsigned rest = n - a;
   if (a > 0 || li == 0) {
-    if (rest == 0)  // the usual case (no split): the records move, not copied
-      pl.outs.push_back({leaves_[li], false, std::move(all)});
-    else
-      pl.outs.push_back({leaves_[li], false, {all.begin(), all.begin() + a}});
+    out_leaf o{leaves_[li], false, {}, {}};
+    if (a) o.first = all[0].e, o.last = all[a - 1].e;
+    o.seq.reserve(a);
+    for (unsigned x = 0; x < a; ++x) {
+      if (all[x].slot >= 0) {
+        o.seq.push_back(int16_t(all[x].slot));
+      } else {
+        o.seq.push_back(int16_t(~int(o.recs.size())));
+        o.recs.push_back(all[x]);
+      }
+    }
+    pl.outs.push_back(std::move(o));
   }
   if (rest) {
     if (carry) corrupt("merge: a leaf that only shrinks needs a new leaf");
@@ -238,8 +248,9 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_
     unsigned at_rec = a;
     for (unsigned q = 0; q < parts; ++q) {
       unsigned size = rest / parts + (q < rest % parts);
-      out_leaf o{0, true, {all.begin() + at_rec, all.begin() + at_rec + size}};
+      out_leaf o{0, true, {all.begin() + at_rec, all.begin() + at_rec + size}, {}};
       for (auto& r : o.recs) r.slot = -1;
+      o.first = o.recs.front().e, o.last = o.recs.back().e;
       at_rec += size;
       pl.outs.push_back(std::move(o));
     }
@@ -259,6 +270,16 @@ typename tree<K>::plan tree<K>::plan_leaf(size_t li, const items_t& items, size_
     }
   }
   return pl;
+}
+
+template <class K>
+void tree<K>::prefetch_leaf(size_t li, bool with_slots) const noexcept {
+  const leaf* l = at(leaves_[li]);
+  if (!with_slots) {
+    common::prefetch_lines(l, sizeof(leaf));
+    return;
+  }
+  common::prefetch_lines(slots(l), nslots_ * sizeof(entry));
 }
 
 // Writes one output leaf at version g: new records into free slots with
@@ -281,24 +302,31 @@ void tree<K>::write_leaf(out_leaf& o, uint64_t next, uint64_t g,
   uint64_t bm[4] = {0, 0, 0, 0}, slot_lines = 0;
   unsigned fp_lines = 0;
   unsigned cursor = 0;
-  const unsigned n = unsigned(o.recs.size());
+  const unsigned n = unsigned(o.size());
   for (unsigned x = 0; x < n; ++x) {
-    int slot = o.recs[x].slot;
+    const mrec* r = nullptr;
+    int slot;
+    if (o.seq.empty())
+      r = &o.recs[x], slot = r->slot;
+    else if (o.seq[x] >= 0)
+      slot = o.seq[x];
+    else
+      r = &o.recs[size_t(~o.seq[x])], slot = -1;
     if (slot < 0) {
       while (taken[cursor / 64] >> (cursor % 64) & 1) ++cursor;
       if (cursor >= nslots_) corrupt("merge: no free slot");  // planning guarantees one
       slot = int(cursor);
       taken[cursor / 64] |= uint64_t{1} << (cursor % 64);
-      s[slot] = o.recs[x].e;  // a slot free at the current version: no reader, no recovery reads it
+      s[slot] = r->e;  // a slot free at the current version: no reader, no recovery reads it
       slot_lines |= uint64_t{1} << (unsigned(slot) / 4);
-      if (!mut_.on(mutant::fingerprint_skipped)) l->fp[slot] = o.recs[x].fp;  // masked out for readers
+      if (!mut_.on(mutant::fingerprint_skipped)) l->fp[slot] = r->fp;  // masked out for readers
       fp_lines |= 1u << (unsigned(slot) / 64);
     }
     bm[slot / 64] |= uint64_t{1} << (slot % 64);
     nm.order[x] = uint8_t(slot);
   }
   nm.next = next;
-  nm.max_key = n ? o.recs.back().e.key : 0;
+  nm.max_key = n ? o.last.key : 0;
   nm.count = n;
   std::memcpy(nm.bitmap, bm, sizeof bm);
   for (uint64_t m = slot_lines; m; m &= m - 1) lines.emplace_back(s + 4 * std::countr_zero(m), 64);
@@ -415,7 +443,13 @@ bool tree<K>::merge(buffer& f) {
     std::lock_guard ml(move_mu_);
     moving_.clear();
   }
-  std::map<size_t, plan> plans;
+  std::vector<plan> plans;  // by leaf index, ascending (the first `sorted`)
+  size_t sorted = 0;
+  auto plan_of = [&](size_t idx) -> plan* {
+    auto end = plans.begin() + ptrdiff_t(sorted);
+    auto it = std::lower_bound(plans.begin(), end, idx, [](const plan& pl, size_t x) { return pl.index < x; });
+    return it != end && it->index == idx ? &*it : nullptr;
+  };
   std::vector<uint64_t> free_after, dead;
   int64_t delta = 0;
   // A merge that will not commit: its new leaves (unreachable) are freed,
@@ -423,7 +457,7 @@ bool tree<K>::merge(buffer& f) {
   // again. Readers read the same copy either way; a crash leaves either
   // stamp to recovery; check() and the next merge see no trace of it.
   auto undo = [&] {
-    for (auto& [idx, pl] : plans)
+    for (auto& pl : plans)
       for (auto& o : pl.outs)
         if (o.fresh && o.off) free_leaf(o.off);
         else if (!o.fresh) store_rel(&at(o.off)->stamp, (g0 << 1) | cur_copy(at(o.off)));
@@ -433,6 +467,8 @@ bool tree<K>::merge(buffer& f) {
   std::vector<std::pair<typename K::key, uint64_t>> mins;
   std::unique_ptr<detail::inner_layer<K>> layer;
   bloom fresh_filter;
+  std::unique_ptr<bloom> new_filter;  // a new base filter, swapped in at the commit
+  uint64_t new_filter_cap = 0;
   // Until the commit a throw (pool_full, std::bad_alloc) leaves the
   // current version as it was: what was written is unreachable from it,
   // and the fresh leaves are freed.
@@ -444,77 +480,107 @@ bool tree<K>::merge(buffer& f) {
         undo();
         return false;
       }
-      size_t lo = plans.empty() ? 0 : plans.rbegin()->first + 1, hi = leaves_.size();
+      size_t lo = plans.empty() ? 0 : plans.back().index + 1, hi = leaves_.size();
       if (lo >= hi) lo = hi - 1;
-      while (hi - lo > 1) {  // the last leaf whose smallest key is <= the item's
+      // The last leaf whose smallest key is <= the item's: at lo or after
+      // it (the items before went to the leaves before), and usually close
+      // (a buffer due at a few percent of the base touches most leaves), so
+      // found by doubling steps from lo, then halving (each probe reads a
+      // leaf's smallest key: three PM lines).
+      for (size_t step = 1; lo + step < hi; step *= 2) {
+        if (items[i].first < min_of(lo + step)) {
+          hi = lo + step;
+          break;
+        }
+        lo += step;
+      }
+      while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
         if (!(items[i].first < min_of(mid)))
           lo = mid;
         else
           hi = mid;
       }
-      auto [it, ok] = plans.emplace(lo, plan{lo, {}});
+      // The walk reads a leaf's slots in key order, not in place order, and
+      // the leaves one after another: asked for a leaf or two ahead, their
+      // misses overlap (the merge thread's main cost when every leaf takes
+      // a few records).
+      if (lo + 2 < leaves_.size()) prefetch_leaf(lo + 2, false);
+      if (lo + 1 < leaves_.size()) prefetch_leaf(lo + 1, true);
+      plans.push_back(plan{lo, {}});
+      plan* it = &plans.back();
       const size_t i0 = i, freed0 = free_after.size();
       const int64_t delta0 = delta;
       // The leaf's records are read under move_mu_, and listed in moving_
       // if they go elsewhere: no update in place is lost (update_in_base).
       std::lock_guard ml(move_mu_);
       try {
-        it->second = plan_leaf(lo, items, i, free_after, delta, nullptr);
+        *it = plan_leaf(lo, items, i, free_after, delta, nullptr);
       } catch (const error& e) {
         if (e.code() != errc::pool_full) throw;
         pool_full |= !std::exchange(refused_, false);
         i = i0;  // no leaf to split into: this leaf only shrinks, the rest is carried
         free_after.resize(freed0);
         delta = delta0;
-        it->second = plan_leaf(lo, items, i, free_after, delta, &rest);
+        *it = plan_leaf(lo, items, i, free_after, delta, &rest);
       }
-      const auto& outs = it->second.outs;
+      const auto& outs = it->outs;
       if (!mut_.on(mutant::moving_unlisted) &&
           (outs.empty() || std::any_of(outs.begin(), outs.end(), [](const out_leaf& o) { return o.fresh; })))
         moving_.insert(leaves_[lo]);
     }
     // A leaf that leaves the chain: its nearest kept predecessor takes a
     // new next (an untouched one gets a copy of its metadata that says so).
+    sorted = plans.size();
     std::vector<size_t> relink;
-    for (auto& [idx, pl] : plans) {
+    for (auto& pl : plans) {
+      const size_t idx = pl.index;
       if (idx == 0 || (!pl.outs.empty() && !pl.outs[0].fresh)) continue;
       dead.push_back(leaves_[idx]);
       for (size_t q = idx - 1;; --q) {
-        auto it = plans.find(q);
-        if (it == plans.end()) {
+        const plan* at_q = plan_of(q);
+        if (!at_q) {
           relink.push_back(q);
           break;
         }
-        if (!it->second.outs.empty()) break;
+        if (!at_q->outs.empty()) break;
       }
     }
+    const size_t planned = plans.size();  // plan_of() searches these (sorted) until the sort below
     for (size_t q : relink) {
-      if (plans.count(q)) continue;
+      if (plan_of(q) || std::any_of(plans.begin() + ptrdiff_t(planned), plans.end(),
+                                    [&](const plan& pl) { return pl.index == q; }))
+        continue;
       const leaf* l = at(leaves_[q]);
       const meta& m = cur(l);
-      out_leaf o{leaves_[q], false, {}};
-      for (unsigned j = 0; j < m.count; ++j)
-        o.recs.push_back({slots(l)[m.order[j]], m.order[j], l->fp[m.order[j]]});
+      out_leaf o{leaves_[q], false, {}, {m.order, m.order + m.count}};
+      if (m.count) o.first = slots(l)[m.order[0]], o.last = slots(l)[m.order[m.count - 1]];
       plan pl{q, {}};
       pl.outs.push_back(std::move(o));
-      plans.emplace(q, std::move(pl));
+      plans.push_back(std::move(pl));
     }
+    if (plans.size() > planned)
+      std::sort(plans.begin(), plans.end(), [](const plan& a, const plan& b) { return a.index < b.index; });
+    sorted = plans.size();
     auto first_after = [&](size_t idx) -> uint64_t {
       for (size_t j = idx + 1; j < leaves_.size(); ++j) {
-        auto it = plans.find(j);
-        if (it == plans.end()) return leaves_[j];
-        if (!it->second.outs.empty()) return it->second.outs[0].off;
+        const plan* at_j = plan_of(j);
+        if (!at_j) return leaves_[j];
+        if (!at_j->outs.empty()) return at_j->outs[0].off;
       }
       return 0;
     };
     // 2. Next-version leaves and metadata, the new chain and its inner nodes.
-    for (auto& [idx, pl] : plans) {
+    for (size_t p = 0; p < plans.size(); ++p) {
       if (abort_.load(std::memory_order_relaxed)) {
         undo();
         return false;
       }
-      const uint64_t after = first_after(idx);
+      if (p + 1 < plans.size())  // the lines the next leaf's write stores to
+        for (const out_leaf& o : plans[p + 1].outs)
+          if (!o.fresh) common::prefetch_lines(at(o.off), offsetof(leaf, fp));
+      plan& pl = plans[p];
+      const uint64_t after = first_after(pl.index);
       for (size_t o = 0; o < pl.outs.size(); ++o)
         write_leaf(pl.outs[o], o + 1 < pl.outs.size() ? pl.outs[o + 1].off : after, g, lines);
     }
@@ -522,13 +588,13 @@ bool tree<K>::merge(buffer& f) {
     mins.reserve(leaves_.size() + 8);
     auto pit = plans.begin();
     for (size_t j = 0; j < leaves_.size(); ++j) {
-      if (pit != plans.end() && pit->first == j) {
-        for (auto& o : pit->second.outs) {
+      if (pit != plans.end() && pit->index == j) {
+        for (auto& o : pit->outs) {
           chain.push_back(o.off);
           if (chain.size() == 1)
             mins.emplace_back(K::k_min, o.off);
           else
-            mins.emplace_back(layer_key(o.recs[0].e), o.off);
+            mins.emplace_back(layer_key(o.first), o.off);
         }
         ++pit;
       } else {
@@ -542,6 +608,28 @@ bool tree<K>::merge(buffer& f) {
     }
     layer = std::make_unique<detail::inner_layer<K>>(64);
     layer->build(mins);
+    // BASE FILTER: every key of the next version is in it before the
+    // commit (a superset: removed keys stay until the next build). Built
+    // anew from every base key at the first merge after an open and when
+    // the base outgrows it; else this merge's new keys are added to it
+    // (writers read it meanwhile: its words are atomic, and an early bit
+    // only sends a write to the base).
+    const uint64_t next_records = uint64_t(int64_t(base_records_) + delta);
+    if (!base_filter_ || next_records > base_filter_cap_) {
+      new_filter = std::make_unique<bloom>();
+      new_filter->reset(k_base_filter_bits * std::max<uint64_t>(next_records, merge_min_));
+      // At the largest size a filter takes, it is not built again.
+      new_filter_cap = new_filter->bits >= (uint64_t{1} << 32) ? UINT64_MAX : new_filter->bits / k_base_filter_min_bits;
+      for (uint64_t off : leaves_) {
+        const leaf* l = at(off);
+        const meta& m = cur(l);
+        for (unsigned j = 0; j < m.count; ++j) new_filter->add(hash(slot_key(l, m.order[j])));
+      }
+    }
+    bloom& bf = new_filter ? *new_filter : *base_filter_;
+    if (!mut_.on(mutant::base_filter_skipped))
+      for (auto& [k, v] : items)
+        if (!v.tomb) bf.add(hash(k));
     fresh_filter.reset(
         16 * std::max<uint64_t>(merge_min_, uint64_t(int64_t(base_records_) + delta) * merge_permille_ / 1000));
   } catch (...) {
@@ -594,7 +682,13 @@ bool tree<K>::merge(buffer& f) {
     recarried_.clear();
     std::swap(f.filter.w, fresh_filter.w);
     std::swap(f.filter.bits, fresh_filter.bits);
+    if (new_filter) {
+      base_filter_.swap(new_filter);  // the old one is freed below: no writer is inside
+      base_filter_cap_ = new_filter_cap;
+      base_filter_builds_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
+  new_filter.reset();
   if (early) {
     for (auto& [a, n] : lines) p_.flush(a, n);
     p_.fence();

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "hybrid/dptree/dptree.hpp"
+#include "common/prefetch.hpp"
 #include "common/atomics.hpp"
 #include "common/root_block.hpp"
 #include "pmindex/util/hash.hpp"
@@ -400,6 +401,17 @@ uint64_t tree<K>::leaf_for(ukey k) const noexcept {
     return layer_->find(k);
 }
 
+// A probe reads the stamp's line, then the current copy's first line, then
+// the fingerprint lines: asked for together, their misses overlap instead
+// of following one another.
+template <class K>
+void tree<K>::prefetch_probe(const leaf* l) const noexcept {
+  __builtin_prefetch(l);
+  __builtin_prefetch(&l->m[0]);
+  __builtin_prefetch(&l->m[1]);
+  common::prefetch_lines(l->fp, nslots_);
+}
+
 // One 64-byte compare per 64 slots (nslots_ <= 256; the fingerprint array
 // always has 256 bytes, so the last line is whole); a slot outside m's
 // bitmap is masked out whatever its byte (a merge may be writing it).
@@ -428,6 +440,12 @@ int tree<K>::slot_of(const leaf* l, const meta& m, ukey k) const noexcept {
 template <class K>
 bool tree<K>::base_find(ukey k, uint64_t* word) const noexcept {
   const leaf* l = at(leaf_for(k));
+  prefetch_probe(l);
+  return base_find(l, k, word);
+}
+
+template <class K>
+bool tree<K>::base_find(const leaf* l, ukey k, uint64_t* word) const noexcept {
   const int i = slot_of(l, cur(l), k);
   if (i >= 0 && word) *word = __atomic_load_n(&slots(l)[i].value, __ATOMIC_ACQUIRE);  // updates in place
   return i >= 0;
@@ -439,7 +457,7 @@ bool tree<K>::base_find(ukey k, uint64_t* word) const noexcept {
 // the filter before it is in the map: a reader the filter turns away reads
 // before that write); the frozen buffer is immutable.
 template <class K>
-bool tree<K>::find(ukey k, uint64_t h, uint64_t* word, bool* upsert_in_active) {
+bool tree<K>::find(ukey k, uint64_t h, uint64_t* word, bool* upsert_in_active, bool likely_absent) {
   auto in = [&](buffer& b, int& res) {
     auto it = b.map.find(k);
     if (it == b.map.end()) return false;
@@ -447,6 +465,20 @@ bool tree<K>::find(ukey k, uint64_t h, uint64_t* word, bool* upsert_in_active) {
     if (res && word) *word = it->second.word;
     return true;
   };
+  // The base leaf is asked for first: its misses overlap the filters'
+  // (most keys are not in a buffer, so most finds end in the base). An
+  // insert's key is usually in no part: the base filter answers for the
+  // base, and the leaf is read only if it names the key.
+  const bloom* bf = likely_absent ? base_filter_.get() : nullptr;
+  const leaf* l = nullptr;
+  if (!bf) {
+    l = at(leaf_for(k));
+    prefetch_probe(l);
+  } else {  // three filters, three misses: asked for together
+    active_->filter.prefetch(h);
+    if (frozen_) frozen_->filter.prefetch(h);
+    bf->prefetch(h);
+  }
   int res = 0;
   buffer& a = *active_;
   if (a.filter.bits && a.filter.maybe(h)) {
@@ -458,7 +490,11 @@ bool tree<K>::find(ukey k, uint64_t h, uint64_t* word, bool* upsert_in_active) {
   }
   if (upsert_in_active) *upsert_in_active = false;
   if (frozen_ && frozen_->filter.bits && frozen_->filter.maybe(h) && in(*frozen_, res)) return res;
-  return base_find(k, word);
+  if (bf) {
+    if (!bf->maybe(h)) return false;
+    return base_find(k, word);
+  }
+  return base_find(l, k, word);
 }
 
 // ---------------------------------------------------------------- calls

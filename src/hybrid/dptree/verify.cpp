@@ -70,6 +70,14 @@ check_result tree<K>::check() {
   auto e = check_chain(records, chain);
   if (!e.empty()) return fail(e);
   if (chain != leaves_) return fail("the leaf list in DRAM is not the chain");
+  if (base_filter_)
+    for (uint64_t off : chain) {
+      const leaf* l = at(off);
+      const meta& m = cur(l);
+      for (unsigned j = 0; j < m.count; ++j)
+        if (!base_filter_->maybe(hash(slot_key(l, m.order[j]))))
+          return fail("the base filter misses " + K::describe(layer_key(slots(l)[m.order[j]])));
+    }
   if (records != base_records_) return fail("base record count is wrong");
   std::vector<std::pair<typename K::key, uint64_t>> mins;
   for (size_t i = 0; i < chain.size(); ++i) {
@@ -208,7 +216,7 @@ template <class K>
 index_stats tree<K>::stats() {
   index_stats s;
   size_t buffered = 0, frozen = 0, leaves = 0;
-  uint64_t bloom_bytes = 0, log_records = 0;
+  uint64_t bloom_bytes = 0, log_records = 0, base_filter_bytes = 0;
   {
     common::writer_gate::writer in(gate_, p_.thread_slot());
     buffered = active_->entries.load(std::memory_order_relaxed);
@@ -219,6 +227,7 @@ index_stats tree<K>::stats() {
       log_records += stripes_[si].cap[0] + stripes_[si].cap[1];
     }
     for (auto& b : bufs_) bloom_bytes += b.filter.bits / 8;
+    if (base_filter_) bloom_bytes += base_filter_->bits / 8, base_filter_bytes = base_filter_->bits / 8;
     s.records = uint64_t(std::max<int64_t>(0, live()));
     auto u = p_.usage();
     s.pm_bytes_used = u.used_bytes;
@@ -240,6 +249,8 @@ index_stats tree<K>::stats() {
              {"partial_merges", double(partial_merges_.load())},
              {"carried", double(carried_.load())},
              {"in_place_updates", double(in_place_.load())},
+             {"base_filter_bytes", double(base_filter_bytes)},
+             {"base_filter_builds", double(base_filter_builds_.load())},
              {"log_records", double(log_records)},  // the logs' room
              // The merge thread's persistence cost per merged buffer entry.
              {"merge_flushes_per_record",

@@ -169,7 +169,7 @@ bool tree<K>::write_once(ukey k, uint64_t word, wop o, uint64_t* old) {
       }
     uint64_t cur_word = 0;
     bool had = false;  // an upsert entry of k in the active buffer
-    const bool present = find(k, h, &cur_word, &had);
+    const bool present = find(k, h, &cur_word, &had, o == wop::insert);
     const bool ok = o == wop::insert ? !present : o == wop::upsert ? true : present;
     if (!ok) return false;
     const bool tomb = o == wop::remove;
@@ -220,6 +220,7 @@ int tree<K>::update_in_base(buffer& a, ukey k, uint64_t h, uint64_t word) {
   if (f && f->filter.bits && f->filter.maybe(h) && f->map.contains(k)) return -1;
   const uint64_t off = leaf_for(k);
   const leaf* l = at(off);
+  prefetch_probe(l);
   const int i = slot_of(l, cur(l), k);
   if (i < 0) return 0;
   uint64_t* v = &slots(l)[i].value;
