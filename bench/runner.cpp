@@ -398,6 +398,7 @@ void prefill(session& x, run_result& r) {
       r.space.pm_bytes_used += st.pm_bytes_used;
       r.space.pm_bytes_reserved += st.pm_bytes_reserved;
       r.space.dram_bytes += st.dram_bytes;
+      r.space.alloc_dram_bytes += st.alloc_dram_bytes;
       if (r.space.extra.empty()) r.space.extra = st.extra;
     }
   }

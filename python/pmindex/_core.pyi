@@ -44,7 +44,8 @@ class Stats(TypedDict):
     records: int
     pm_bytes_used: int
     pm_bytes_reserved: int
-    dram_bytes: int
+    dram_bytes: int        # the index's and its pool allocator's
+    alloc_dram_bytes: int  # of dram_bytes, the pool allocator's (sized by the pool)
     extra: Dict[str, float]
 
 class ParamInfo(TypedDict, total=False):

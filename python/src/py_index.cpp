@@ -177,6 +177,7 @@ nb::dict py_index::stats() {
   d["pm_bytes_used"] = s.pm_bytes_used;
   d["pm_bytes_reserved"] = s.pm_bytes_reserved;
   d["dram_bytes"] = s.dram_bytes;
+  d["alloc_dram_bytes"] = s.alloc_dram_bytes;
   for (auto& [name, value] : s.extra) extra[name.c_str()] = value;
   d["extra"] = extra;
   return d;

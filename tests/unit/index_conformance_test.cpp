@@ -272,6 +272,19 @@ TEST_P(PersistentConformance, DirtyReopenRecoversAndLeaksNothing) {
   expect_same(*idx, ref, "ops after recovery");
 }
 
+// The allocator's DRAM is reported apart from the index's own: it is part
+// of dram_bytes, it is what the pool reports, and what is left is the
+// index's (an index that does not set it reports 0 and fails here).
+TEST_P(PersistentConformance, AllocatorDramApartFromTheIndexs) {
+  auto idx = open(opts());
+  std::map<uint64_t, uint64_t> ref;
+  random_ops(*idx, ref, scaled(2000), false);
+  const auto st = idx->stats();
+  EXPECT_GT(st.alloc_dram_bytes, 0u);
+  EXPECT_LE(st.alloc_dram_bytes, idx->pool().usage().dram_bytes);  // a thread cache may come meanwhile
+  EXPECT_GE(st.dram_bytes, st.alloc_dram_bytes);  // the pmemids structures hold no DRAM of their own
+}
+
 TEST_P(PersistentConformance, FullPoolFailsCleanly) {
   if (limit_) GTEST_SKIP() << "a fixed array: its memory is taken at creation, inserts never fill the pool";
   auto o = opts(2 << 20);

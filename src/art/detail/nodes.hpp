@@ -463,6 +463,7 @@ index_stats tree_stats(pm::pool& p, uint64_t leaves, uint64_t depth_sum, const u
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
   s.dram_bytes = u.dram_bytes + self_bytes;
+  s.alloc_dram_bytes = u.dram_bytes;
   s.extra.push_back({"leaf_depth_avg", leaves ? double(depth_sum) / double(leaves) : 0.0});
   s.extra.push_back({"inner_nodes", double(nodes[k_n4] + nodes[k_n16] + nodes[k_n48] + nodes[k_direct])});
   if (P::k_adaptive) {

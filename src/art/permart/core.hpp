@@ -692,6 +692,7 @@ index_stats core::stats_of(Slots&& slots, Records&& records, size_t dram_self) {
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
   s.dram_bytes = u.dram_bytes + dram_self;
+  s.alloc_dram_bytes = u.dram_bytes;
   s.extra = {{"leaves", double(counts[uint8_t(kind::leaf)])},
              {"sparse_nodes", double(counts[uint8_t(kind::sparse)])},
              {"indirect_nodes", double(counts[uint8_t(kind::indirect)])},

@@ -202,6 +202,7 @@ index_stats tree::stats() {
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
   s.dram_bytes = u.dram_bytes + sizeof(*this) + common::writer_gate::dram_bytes();
+  s.alloc_dram_bytes = u.dram_bytes;
   s.extra.push_back({"leaf_arrays", double(c.arrays)});
   s.extra.push_back({"leaf_array_fill", c.arrays ? double(c.used_slots) / double(c.arrays * k_slots) : 0.0});
   s.extra.push_back({"depth_avg", c.records ? double(c.depth_sum) / double(c.records) : 0.0});

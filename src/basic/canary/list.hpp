@@ -26,6 +26,7 @@ inline index_stats list_stats(pm::pool& p, int64_t records, size_t self_bytes) {
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
   s.dram_bytes = u.dram_bytes + self_bytes;
+  s.alloc_dram_bytes = u.dram_bytes;
   return s;
 }
 

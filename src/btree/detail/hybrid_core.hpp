@@ -582,6 +582,7 @@ class hybrid_core {
     s.pm_bytes_used = u.used_bytes;
     s.pm_bytes_reserved = u.reserved_bytes;
     s.dram_bytes = u.dram_bytes + sizeof(*this) + inner_.dram_bytes() + ops_.dram_bytes();
+    s.alloc_dram_bytes = u.dram_bytes;
     s.extra = {{"leaves", double(leaves)},
                {"leaf_bytes", double(ops_.leaf_bytes())},
                {"inner_nodes", double(inner_.nodes())},

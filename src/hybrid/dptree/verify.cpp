@@ -234,6 +234,7 @@ index_stats tree<K>::stats() {
     s.pm_bytes_reserved = u.reserved_bytes;
     // std::map nodes: ~48 bytes of node + the key (bytes: a std::string).
     const uint64_t per = 48 + sizeof(bkey) + sizeof(bval);
+    s.alloc_dram_bytes = u.dram_bytes;
     s.dram_bytes = u.dram_bytes + sizeof(*this) + layer_->dram_bytes() + leaves * 8 +
                    (buffered + frozen) * per + bloom_bytes + k_stripes * sizeof(stripe) +
                    common::writer_gate::dram_bytes();

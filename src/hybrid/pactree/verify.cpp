@@ -137,6 +137,7 @@ index_stats tree<K>::stats() {
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
   s.dram_bytes = u.dram_bytes + sizeof(*this) + k_max_logs * sizeof(uint32_t);
+  s.alloc_dram_bytes = u.dram_bytes;
   std::vector<std::pair<uint64_t, uint64_t>> blocks;  // the layer's blocks (a quiescent walk: beside writers, approximate)
   std::vector<uint64_t> leaves;
   uint64_t layer_bytes = 0;

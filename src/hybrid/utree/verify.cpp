@@ -92,6 +92,7 @@ index_stats tree<K>::stats() {
   s.pm_bytes_reserved = u.reserved_bytes;
   const uint64_t leaf_bytes = offsetof(leaf, slot) + 2 * sizeof(uint64_t) * cap_;
   s.dram_bytes = u.dram_bytes + sizeof(*this) + layer_.dram_bytes() + leaves_.load() * leaf_bytes;
+  s.alloc_dram_bytes = u.dram_bytes;
   s.extra = {{"leaves", double(leaves)},
              {"leaf_fill", leaves ? double(s.records) / double(leaves * cap_) : 0.0},
              {"splits", double(splits_.load())},

@@ -260,6 +260,7 @@ index_stats tree<Bytes>::stats() {
   s.pm_bytes_used = u.used_bytes;
   s.pm_bytes_reserved = u.reserved_bytes;
   s.dram_bytes = u.dram_bytes + sizeof(*this) + common::writer_gate::dram_bytes();
+  s.alloc_dram_bytes = u.dram_bytes;
   s.extra.push_back({"leaves", double(c.leaves)});
   s.extra.push_back({"leaf_fill", c.leaves ? double(c.records) / double(c.leaves * leaf_cap_) : 0.0});
   s.extra.push_back({"inner_nodes", double(c.inners)});

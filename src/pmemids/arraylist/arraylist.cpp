@@ -167,6 +167,7 @@ index_stats array::stats() {
   st.pm_bytes_used = u.used_bytes;
   st.pm_bytes_reserved = u.reserved_bytes;
   st.dram_bytes = u.dram_bytes;
+  st.alloc_dram_bytes = u.dram_bytes;
   st.extra = {{"capacity", double(cap_)}, {"item_bytes", double(k_item)}};
   return st;
 }

@@ -48,6 +48,7 @@ inline void add_pool_usage(index_stats& st, pm::pool& p) {
   st.pm_bytes_used = u.used_bytes;
   st.pm_bytes_reserved = u.reserved_bytes;
   st.dram_bytes = u.dram_bytes;
+  st.alloc_dram_bytes = u.dram_bytes;
 }
 
 }  // namespace pmindex::pmemids

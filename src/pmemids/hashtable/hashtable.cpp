@@ -207,6 +207,7 @@ index_stats hash_table::stats() {
   st.pm_bytes_used = u.used_bytes;
   st.pm_bytes_reserved = u.reserved_bytes;
   st.dram_bytes = u.dram_bytes;
+  st.alloc_dram_bytes = u.dram_bytes;
   st.extra = {{"buckets", double(t->n)},
               {"load_factor", double(count_) / double(t->n)},
               {"longest_chain", double(longest)},

@@ -182,6 +182,7 @@ index_stats list::stats() {
   // The table: its bucket array and one node (key, place, link, hash) per record.
   const uint64_t table = map_.bucket_count() * sizeof(void*) + map_.size() * (sizeof(key) + sizeof(place) + 16);
   st.dram_bytes = u.dram_bytes + table;
+  st.alloc_dram_bytes = u.dram_bytes;
   st.extra = {{"elem_bytes", double(el_.bytes())},
               {"dram_table_bytes", double(table)},
               {"rebuild_seconds", rebuild_seconds_}};
