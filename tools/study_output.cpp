@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <set>
 #include <thread>
@@ -114,7 +115,18 @@ void write_readme(const std::string& path, const study_spec& s, const run_settin
   o << "- date: " << cs("date") << "\n";
   o << "- machine: " << cs("cpu") << ", " << cs("cores") << " cores, kernel " << cs("kernel")
     << ", flush instruction " << cs("flush_instruction") << "\n";
-  o << "- build: " << cs("build_type") << " (" << cs("compiler") << "), commit " << cs("git_commit") << "\n\n";
+  if (auto* b = json::find(ctx, "git_commits")) {  // runs of several builds (a --resume after a rebuild)
+    o << "- build: " << cs("build_type") << " (" << cs("compiler") << "), runs of " << json::members(*b).size()
+      << " commits:\n";
+    for (auto& [commit, ids] : json::members(*b).items()) {
+      o << "  - " << commit << ":";
+      for (auto& id : json::items(ids)) o << " " << json::str(id);
+      o << "\n";
+    }
+    o << "\n";
+  } else {
+    o << "- build: " << cs("build_type") << " (" << cs("compiler") << "), commit " << cs("git_commit") << "\n\n";
+  }
   o << "Ratios side by side are what carries over between machines; absolute numbers are this machine's.\n\n";
 
   o << "## Findings\n\n| finding | paper's statement | source | verdict | measured | spread |\n|---|---|---|---|---|---|\n";
@@ -213,6 +225,9 @@ int run_study(const study_spec& s, const run_settings& rs) {
   auto runs = json::value::array();
   json::value ctx;
   bool have_ctx = false, failed = false;
+  // Each run's build: a --resume after a rebuild mixes builds, and the page
+  // says which runs came from which commit.
+  std::map<std::string, std::vector<std::string>> runs_of_commit;
   const std::string pool = rs.pool_dir + "/pmindex-study-" + std::to_string(getpid()) + ".pool";
   for (size_t i = 0; i < invs.size(); ++i) {
     auto& inv = invs[i];
@@ -263,9 +278,9 @@ int run_study(const study_spec& s, const run_settings& rs) {
         ss << f.rdbuf();
         try {
           auto doc = json::parse(ss.str());
-          if (!have_ctx && json::find(doc, "context")) {
-            ctx = *json::find(doc, "context");
-            have_ctx = true;
+          if (auto* c = json::find(doc, "context")) {
+            if (!have_ctx) ctx = *c, have_ctx = true;
+            if (auto* g = json::find(*c, "git_commit")) runs_of_commit[json::str(*g)].push_back(inv.id);
           }
           if (auto* r = json::find(doc, "results"))
             for (auto& x : json::items(*r)) got.push_back(x);
@@ -313,6 +328,15 @@ int run_study(const study_spec& s, const run_settings& rs) {
   auto context = json::value::object();
   for (auto& [k, v] : json::members(ctx).items())
     if (k != "options") context[k] = v;
+  if (runs_of_commit.size() > 1) {
+    auto builds = json::value::object();
+    for (auto& [commit, ids] : runs_of_commit) {
+      auto a = json::value::array();
+      for (auto& id : ids) a.push_back(id);
+      builds[commit] = a;
+    }
+    context["git_commits"] = builds;
+  }
   context["command"] = rs.command;
   context["study"] = s.name;
   // The source tree's own study files by their path in the tree: a page

@@ -78,4 +78,18 @@ printf '%s\nindexes = ["canary"]\nrecords = "200K"\npool_size = "1M"\n' "$good" 
 "$PM" study run "$DIR/full.toml" --scale smoke --out "$DIR/f" > "$DIR/out" 2>&1
 grep -q "a.r: failed (exit code 8): .*pool POOL is full" "$DIR/f/README.md" ||
   fail "the page does not say why the run failed: $(grep -i failed "$DIR/f/README.md")"
+# A --resume after a rebuild: the page names each run's commit, not the
+# first run's for all.
+printf '%s\nindexes = ["canary"]\nrecords = "2K"\n[[part.run]]\nname = "s"\nindexes = ["canary"]\nworkloads = ["insert=1"]\nrecords = "2K"\n' "$good" > "$DIR/two.toml"
+"$PM" study run "$DIR/two.toml" --scale smoke --out "$DIR/t" > "$DIR/out" 2>&1 || fail "two-run study exited $?: $(cat "$DIR/out")"
+grep -q "commit " "$DIR/t/README.md" || fail "the page names no commit"
+python3 - "$DIR/t/raw/a.s.json" <<'PY' || fail "cannot edit the raw result"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["context"]["git_commit"] = "0000000-earlier"
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$PM" study run "$DIR/two.toml" --scale smoke --out "$DIR/t" --resume > "$DIR/out" 2>&1 || fail "--resume exited $?: $(cat "$DIR/out")"
+grep -q "runs of 2 commits" "$DIR/t/README.md" || fail "a page of two builds names one: $(grep build: "$DIR/t/README.md")"
+grep -q "0000000-earlier: a.s" "$DIR/t/README.md" || fail "the page does not say which run came from which commit"
 echo "PASS"
