@@ -98,7 +98,9 @@ TEST_F(Dptree, KillThenReopenFindsEveryWrite_no_recovery) {
     expect_same(*idx, ref, "dirty reopen");
     // With merge_min=16 the merge thread may have merged every record
     // before the abandon (nothing left to replay); with 100000 it merged none.
-    if (std::string_view(params).starts_with("merge_min=100000")) EXPECT_GT(extra(*idx, "replayed"), 0);
+    if (std::string_view(params).starts_with("merge_min=100000")) {
+      EXPECT_GT(extra(*idx, "replayed"), 0);
+    }
     // And the recovered index goes on merging and recovering.
     for (uint64_t i = 0; i < 500; ++i) {
       std::string k(key_bytes(5000 + i)), v(value_bytes(i));
