@@ -123,7 +123,8 @@
 //    buffer's) has room for every upsert of the active one; chunks are
 //    linked (2 flushes, 2 fences per 63 records) or the write fails with
 //    pool_full. After a commit the recycled log gives back the chunks
-//    beyond twice what the next buffer needs (trim_log).
+//    beyond twice what the next buffer needs (trim_log), unless a buffer
+//    frozen since the commit writes to it already (mutant trim_active_log).
 //  - A write that finds no room while a merge runs waits for it and tries
 //    again; a remove with no merge running merges the active buffer
 //    however small (at most k_forced_merges times). Removes free base
@@ -265,6 +266,7 @@ enum class mutant : unsigned {
   in_place_unflushed,    // an update in a base slot is acknowledged before it is durable
   moving_unlisted,       // a merge copies a leaf's records without listing it in moving_
   base_filter_skipped,   // a merge places new records without adding their keys to the base filter
+  trim_active_log,       // a merge trims the log it recycled after a buffer frozen since its commit took it
 };
 
 // clang-format off

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <utility>
 
 #include "hybrid/dptree/dptree.hpp"
@@ -39,7 +40,10 @@ template <class K>
 void tree<K>::maybe_freeze() {
   {
     std::lock_guard l(mmu_);
-    if (merging_ || stop_) return;  // the thread looks again when its merge is done
+    // The thread looks again when its merge is done. (The mutant freezes
+    // at once, as a write in a full pool does, to land freezes between a
+    // commit and its trim.)
+    if ((merging_ && !mut_.on(mutant::trim_active_log)) || stop_) return;
   }
   {
     common::writer_gate::closed s(gate_);
@@ -395,9 +399,17 @@ void tree<K>::carry(const items_t& rest) {
 // are freed; a crash in between leaves them to recovery's tracing. Nothing
 // reads the recycled log (its records have an old tag) and the stripes'
 // locks keep writers from growing it meanwhile.
+// A buffer may have been frozen since the commit (a write in a full pool
+// does so while the merge thread still runs, and so may a writer that saw
+// no merge running just before this one began): the new active buffer
+// writes to log li already, its cursors possibly past any cut. That log
+// is left whole; a later merge trims it. (The writer gate held here keeps
+// any freeze out while it is looked at.)
 template <class K>
 void tree<K>::trim_log(unsigned li) {
   common::writer_gate::writer in(gate_, p_.thread_slot());
+  const bool in_use = active_->tag % 2 == li;
+  if (in_use && !mut_.on(mutant::trim_active_log)) return;
   auto locks = lock_stripes();
   const uint64_t per = 2 * (threshold() / k_stripes + 1);
   for (unsigned s = 0; s < k_stripes; ++s) {
@@ -412,6 +424,10 @@ void tree<K>::trim_log(unsigned li) {
     p_.store_persist(&c->next, uint64_t{0});
     st.tail[li] = c;
     st.cap[li] = chunks * k_chunk_recs;
+    // The mutant leaves what it cut allocated: its damage is the new
+    // buffer's records outside its log (lost by a crash, refused by
+    // check()), not a freed chunk written to, which may crash the checker.
+    if (in_use) continue;
     while (cut) {
       uint64_t nx = chunk_at(cut)->next;
       p_.free(cut);
@@ -699,6 +715,9 @@ bool tree<K>::merge(buffer& f) {
   for (uint64_t b : free_after) p_.free(b);
   for (uint64_t b : garbage) p_.free(b);
   for (uint64_t d : dead) free_leaf(d);
+  // The mutant widens the window in which a buffer is frozen before the
+  // trim, so that short runs on 2 cores write into a trimmed log.
+  if (mut_.on(mutant::trim_active_log)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   try {  // committed: nothing after the commit may throw; giving log space back can wait for the next merge
     trim_log(unsigned(f.tag % 2));
   } catch (const std::bad_alloc&) {
