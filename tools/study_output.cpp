@@ -218,7 +218,9 @@ int run_study(const study_spec& s, const run_settings& rs) {
   auto invs = expand(s, rs, cores);
   std::vector<std::string> notes;
   if (rs.scale == "paper") {
-    std::printf("study %s: estimating each index's footprint from loads of 100K and 200K records\n", s.name.c_str());
+    std::printf("study %s: estimating each index's footprint from loads of 100K and 200K records (and of a 25th "
+                "of a run's records, up to 4M, for a run of more than 4M)\n",
+                s.name.c_str());
     fit_to_machine(invs, rs, notes);
     for (auto& n : notes) std::printf("  %s\n", n.c_str());
   }

@@ -206,24 +206,30 @@ bool on_tmpfs(const std::string& dir) {
 
 std::string gib(double b) {
   char s[32];
-  std::snprintf(s, sizeof s, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+  if (b < 1024.0 * 1024 * 1024)
+    std::snprintf(s, sizeof s, "%.0f MiB", b / (1024.0 * 1024));
+  else
+    std::snprintf(s, sizeof s, "%.1f GiB", b / (1024.0 * 1024 * 1024));
   return s;
 }
 
 }  // namespace
 
 void fit_to_machine(std::vector<invocation>& invs, const run_settings& rs, std::vector<std::string>& notes) {
-  // An index's footprint as a fixed part and a rate per record, from two
-  // small loads: the rate is what the second load's extra records cost, so
-  // an index that reserves much up front (a radix tree's arenas: ~25 MiB,
-  // 390 bytes a record at 100K records and 35 past 200K) is not taken for
-  // one that needs that much per record.
+  // An index's footprint as a fixed part and a rate per record, from small
+  // loads: the rate is what the last load's extra records cost, so an index
+  // that reserves much up front (a radix tree's arenas: ~25 MiB, 390 bytes
+  // a record at 100K records and 35 past 200K) is not taken for one that
+  // needs that much per record. A run of more than k_far records probes a
+  // third load of a 25th of them (at most k_far): growth that sets in past
+  // the small loads shows there (ROART: 53 bytes a record at 2M records,
+  // 259 at 4M, as its leaf arrays fill).
   struct per_record {
     double pm_fixed = 0, pm = 0, dram_fixed = 0, dram = 0;
     bool ok = false;
   };
   std::map<std::string, per_record> probed;
-  const uint64_t k_probe[2] = {100000, 200000};
+  constexpr uint64_t k_far = 4000000;
   struct statvfs vfs {};
   const bool have_vfs = statvfs(rs.pool_dir.c_str(), &vfs) == 0;
   const double fs_free = have_vfs ? static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize) : 0;
@@ -232,23 +238,30 @@ void fit_to_machine(std::vector<invocation>& invs, const run_settings& rs, std::
   for (auto& inv : invs) {
     if (inv.run->kind != "bench") continue;
     std::string dataset = "u64", value = "8", mode, params;
+    double pool_size = 0;  // the run's --pool-size (0: not given; bench sizes the pool from the run)
     for (auto& [k, v] : inv.options) {
+      if (k == "pool-size") pool_size = static_cast<double>(parse_size("--pool-size", v));
       if (k == "dataset") dataset = v;
       if (k == "value-size") value = v;
       if (k == "mode") mode = v;
       if (k == "params") params = v;
     }
     std::vector<std::string> keep;
+    const double target = static_cast<double>(inv.records) * (inv.instances ? static_cast<double>(inv.threads) : 1.0);
+    std::vector<uint64_t> probes = {100000, 200000};
+    if (target > k_far) probes.push_back(std::min<uint64_t>(std::max<uint64_t>(uint64_t(target / 25), 400000), k_far));
     for (auto& idx : inv.indexes) {
-      std::string key = idx + "|" + dataset + "|" + value + "|" + mode + "|" + params;
+      std::string key = idx + "|" + dataset + "|" + value + "|" + mode + "|" + params + "|" + std::to_string(probes.back());
       auto it = probed.find(key);
       if (it == probed.end()) {
-        double pm[2], dram[2], n[2];
+        const size_t np = probes.size();
+        double pm[3], dram[3], n[3];
         bool ok = true;
-        for (int i = 0; i < 2 && ok; ++i) {
-          std::string stem = rs.out_dir + "/raw/probe." + file_stem(key) + "." + std::to_string(k_probe[i]);
+        for (size_t i = 0; i < np && ok; ++i) {
+          std::string stem = rs.out_dir + "/raw/probe." + file_stem(idx + "|" + dataset + "|" + value + "|" + mode + "|" + params) +
+                             "." + std::to_string(probes[i]);
           std::vector<std::string> a = {rs.self, "bench", "--index", idx, "--workload", "read=1", "--ops", "1",
-                                        "--records", std::to_string(k_probe[i]), "--threads", "1", "--dataset",
+                                        "--records", std::to_string(probes[i]), "--threads", "1", "--dataset",
                                         dataset, "--value-size", value, "--no-check", "--no-progress",
                                         "--pool", rs.pool_dir + "/pmindex-study-probe-" + std::to_string(getpid()) + ".pool",
                                         "--json", stem + ".json"};
@@ -269,13 +282,14 @@ void fit_to_machine(std::vector<invocation>& invs, const run_settings& rs, std::
           }
         }
         per_record pr;
-        if (ok && n[1] > n[0]) {
-          // A rate below 8 bytes a record (the key alone: the second load
-          // happened to reserve little more than the first) is taken as 8.
-          pr.pm = std::max((pm[1] - pm[0]) / (n[1] - n[0]), 8.0);
-          pr.dram = std::max((dram[1] - dram[0]) / (n[1] - n[0]), 0.0);
-          pr.pm_fixed = std::max(pm[1] - pr.pm * n[1], 0.0);
-          pr.dram_fixed = std::max(dram[1] - pr.dram * n[1], 0.0);
+        const size_t a = np - 2, b = np - 1;  // the last two loads
+        if (ok && n[b] > n[a]) {
+          // A rate below 8 bytes a record (the key alone: the last load
+          // happened to reserve little more than the one before) is taken as 8.
+          pr.pm = std::max((pm[b] - pm[a]) / (n[b] - n[a]), 8.0);
+          pr.dram = std::max((dram[b] - dram[a]) / (n[b] - n[a]), 0.0);
+          pr.pm_fixed = std::max(pm[b] - pr.pm * n[b], 0.0);
+          pr.dram_fixed = std::max(dram[b] - pr.dram * n[b], 0.0);
           pr.ok = true;
         }
         it = probed.emplace(key, pr).first;
@@ -287,11 +301,13 @@ void fit_to_machine(std::vector<invocation>& invs, const run_settings& rs, std::
         continue;
       }
       // A quarter more than the probe's rate: leaves split, runs insert.
-      double n = static_cast<double>(inv.records) * (inv.instances ? static_cast<double>(inv.threads) : 1.0) * 1.25;
+      double n = target * 1.25;
       double pm = pr.pm_fixed + pr.pm * n, dram = pr.dram_fixed + pr.dram * n;
       double need_ram = dram + (tmp ? pm : 0);
       std::string why;
-      if (have_vfs && pm > fs_free) why = "its pool (~" + gib(pm) + ") exceeds the free space of " + rs.pool_dir + " (" + gib(fs_free) + ")";
+      if (pool_size > 0 && pm > pool_size)
+        why = "its pool would need ~" + gib(pm) + ", more than the run's pool size (" + gib(pool_size) + ")";
+      else if (have_vfs && pm > fs_free) why = "its pool (~" + gib(pm) + ") exceeds the free space of " + rs.pool_dir + " (" + gib(fs_free) + ")";
       else if (ram > 0 && need_ram > ram) why = "it needs ~" + gib(need_ram) + " of RAM" + (tmp ? " (pool on tmpfs included)" : "") + ", MemAvailable is " + gib(ram);
       if (why.empty()) {
         keep.push_back(idx);

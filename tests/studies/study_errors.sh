@@ -78,6 +78,13 @@ printf '%s\nindexes = ["canary"]\nrecords = "200K"\npool_size = "1M"\n' "$good" 
 "$PM" study run "$DIR/full.toml" --scale smoke --out "$DIR/f" > "$DIR/out" 2>&1
 grep -q "a.r: failed (exit code 8): .*pool POOL is full" "$DIR/f/README.md" ||
   fail "the page does not say why the run failed: $(grep -i failed "$DIR/f/README.md")"
+# At paper scale, an index whose estimated footprint exceeds the run's
+# pool size is skipped with a note, not run into a full pool.
+printf '%s\nindexes = ["canary", "fptree"]\nrecords = "1M"\npool_size = "24M"\n' "$good" > "$DIR/small-pool.toml"
+"$PM" study run "$DIR/small-pool.toml" --scale paper --out "$DIR/sp" > "$DIR/out" 2>&1 ||
+  fail "a study whose indexes are skipped exited $?: $(cat "$DIR/out")"
+grep -q "skipped fptree in a.r: its pool would need ~[0-9]* MiB, more than the run's pool size (24 MiB)" "$DIR/sp/README.md" ||
+  fail "the page does not say why fptree was skipped: $(grep -i skip "$DIR/sp/README.md")"
 # A --resume after a rebuild: the page names each run's commit, not the
 # first run's for all.
 printf '%s\nindexes = ["canary"]\nrecords = "2K"\n[[part.run]]\nname = "s"\nindexes = ["canary"]\nworkloads = ["insert=1"]\nrecords = "2K"\n' "$good" > "$DIR/two.toml"
