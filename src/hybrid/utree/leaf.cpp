@@ -5,6 +5,7 @@
 #include <new>
 
 #include "hybrid/utree/utree.hpp"
+#include "common/prefetch.hpp"
 
 namespace pmindex::hybrid::utree {
 
@@ -21,7 +22,7 @@ inline void pause_for(unsigned spins) noexcept { sync::optimistic_lock::backoff(
 template <class K>
 typename tree<K>::leaf* tree<K>::new_leaf(const key& low) {
   const size_t bytes = offsetof(leaf, slot) + 2 * sizeof(uint64_t) * cap_;
-  void* m = ::operator new(bytes);
+  void* m = ::operator new(bytes, std::align_val_t{64});  // lines as locate() asks for them
   std::memset(m, 0, bytes);
   leaf* l = static_cast<leaf*>(m);
   if constexpr (K::k_blocks) {
@@ -30,7 +31,7 @@ typename tree<K>::leaf* tree<K>::new_leaf(const key& low) {
       try {
         l->low_copy = new char[common::kv_block_bytes(v.size(), 0)];
       } catch (...) {
-        ::operator delete(m);
+        ::operator delete(m, std::align_val_t{64});
         throw;
       }
       auto* b = reinterpret_cast<common::kv_block*>(l->low_copy);
@@ -51,7 +52,7 @@ typename tree<K>::leaf* tree<K>::new_leaf(const key& low) {
 template <class K>
 void tree<K>::free_leaf(leaf* l) noexcept {
   delete[] l->low_copy;
-  ::operator delete(static_cast<void*>(l));
+  ::operator delete(static_cast<void*>(l), std::align_val_t{64});
   leaves_.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -121,11 +122,20 @@ template <class K>
 typename tree<K>::leaf* tree<K>::locate(probe_arg k, uint64_t& v) const noexcept {
   for (unsigned spins = 0;; ++spins) {
     leaf* l = reinterpret_cast<leaf*>(layer_.find(k));
+    // The whole leaf at once (header, key words, node offsets): the
+    // search's probes and the node offset they lead to then wait for one
+    // miss, not one each.
+    if (l) common::prefetch_lines(l, offsetof(leaf, slot) + 2 * sizeof(uint64_t) * cap_);
     while (l) {
       const uint64_t ver = l->lock.read_begin();
       if (__atomic_load_n(&l->dead, __ATOMIC_ACQUIRE) || K::less(k, l->low)) break;  // from the top
       leaf* nx = load_acq(&l->next);
-      if (nx && !K::less(k, nx->low)) {  // a split the search layer has not seen yet
+      bool right;
+      if constexpr (K::k_blocks)
+        right = nx && !K::less(k, nx->low);
+      else
+        right = nx && k >= load_relaxed(&l->high);  // stored before next: read after it, it is next's
+      if (right) {  // a split the search layer has not seen yet
         if (l->lock.validate(ver)) l = nx;
         continue;
       }
@@ -201,6 +211,10 @@ typename tree<K>::leaf* tree<K>::split(leaf* l) {
   leaf* nx = l->next;
   r->next = nx;
   r->prev = l;
+  if constexpr (!K::k_blocks) {
+    r->high = l->high;
+    store_rel(&l->high, r->low + mut_.on(mutant::high_off_by_one));
+  }
   if (nx) store_rel(&nx->prev, r);
   store_rel(&l->next, r);
   store_rel(&l->count, h);
@@ -214,6 +228,7 @@ template <class K>
 void tree<K>::unlink_leaf(leaf* l, leaf* left) {
   PMINDEX_ASSERT(l->count == 0 && left->next == l);
   leaf* nx = l->next;
+  if constexpr (!K::k_blocks) store_rel(&left->high, l->high);
   store_rel(&left->next, nx);
   if (nx) store_rel(&nx->prev, left);
   layer_.erase(l->low);

@@ -103,6 +103,7 @@ void tree<K>::rebuild(bool dirty) {
       leaf* l = new_leaf(k);
       l->prev = cur;
       cur->next = l;
+      if constexpr (!K::k_blocks) cur->high = l->low;
       lows.emplace_back(l->low, reinterpret_cast<uint64_t>(l));
       cur = l;
     }

@@ -44,6 +44,8 @@ check_result tree<K>::check() {
     if (l->count > cap_) return fail("a leaf over its capacity");
     if (prev && !l->count) return fail("an empty leaf other than the first");
     if (prev && !K::less(prev->low, l->low)) return fail("leaf fences out of order");
+    if constexpr (!K::k_blocks)
+      if (l->next && l->high != l->next->low) return fail("a leaf's copy of its next leaf's low differs from it");
     for (unsigned i = 0; i < l->count; ++i, ++j) {
       if (j >= list.size() || nd(l)[i] != list[j]) return fail("the leaves do not hold the list in order");
       if (kw(l)[i] != node(list[j])->key) return fail("a leaf entry's key word differs from its node's");
