@@ -152,6 +152,9 @@ restart:
   while (w) {
     if (is_array(w)) {
       leaf_array* a = array_at(w);
+      // Its lines at once: the slots the bitmap names are then read
+      // without a miss each.
+      common::prefetch_lines(a, sizeof(leaf_array));
       v = read_version(&a->lock, a, nullptr);
       if (v & k_obsolete) {
         met_obsolete(met, a);
