@@ -15,13 +15,13 @@ index_tests utree_tests() {
        crash, "operation was lost"},
       {"free_no_epoch", "a remove frees its node at once, while scans may stand on it", "stress",
        "--params leaf=4 --threads 4 --seconds 4 --keys 400 --check stats,range", "stress: violation: .*scan"},
-      // A wrong upper fence: check(), or before it the live run (a writer
-      // of the new leaf's lowest key sent to the leaf on its left puts the
-      // list out of order). It is one too high, so that the run ends: a
-      // fence that is far off sends many writers astray, and the list out
-      // of order then keeps them looping.
+      // A wrong upper fence: check(). One thread, so that the search layer
+      // never lags a split and no lookup or write relies on the fence (with
+      // more, the writer of a new leaf's lowest key may be sent to the leaf
+      // on its left and the live run fails first); one too high, so that
+      // nothing loops.
       {"high_off_by_one", "a split stores the left leaf's copy of its next leaf's low one too high", "stress",
-       "--params leaf=4 --threads 2 --seconds 1 --keys 400 --check stats", "copy of its next leaf's low|stress: violation"},
+       "--params leaf=4 --threads 1 --seconds 1 --keys 400 --check stats", "copy of its next leaf's low"},
   };
   e.tests = test_profile{.crash_args = "--params leaf=4", .crash_bytes_args = "--params leaf=4"};
   const std::string small = " --index utree --params leaf=4";
