@@ -251,15 +251,15 @@ void fit_to_machine(std::vector<invocation>& invs, const run_settings& rs, std::
     std::vector<uint64_t> probes = {100000, 200000};
     if (target > k_far) probes.push_back(std::min<uint64_t>(std::max<uint64_t>(uint64_t(target / 25), 400000), k_far));
     for (auto& idx : inv.indexes) {
-      std::string key = idx + "|" + dataset + "|" + value + "|" + mode + "|" + params + "|" + std::to_string(probes.back());
+      const std::string what = idx + "|" + dataset + "|" + value + "|" + mode + "|" + params;
+      const std::string key = what + "|" + std::to_string(probes.back());
       auto it = probed.find(key);
       if (it == probed.end()) {
         const size_t np = probes.size();
         double pm[3], dram[3], n[3];
         bool ok = true;
         for (size_t i = 0; i < np && ok; ++i) {
-          std::string stem = rs.out_dir + "/raw/probe." + file_stem(idx + "|" + dataset + "|" + value + "|" + mode + "|" + params) +
-                             "." + std::to_string(probes[i]);
+          std::string stem = rs.out_dir + "/raw/probe." + file_stem(what) + "." + std::to_string(probes[i]);
           std::vector<std::string> a = {rs.self, "bench", "--index", idx, "--workload", "read=1", "--ops", "1",
                                         "--records", std::to_string(probes[i]), "--threads", "1", "--dataset",
                                         dataset, "--value-size", value, "--no-check", "--no-progress",
