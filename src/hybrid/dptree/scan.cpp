@@ -29,13 +29,12 @@ void tree<K>::collect(ukey from, size_t count, const ukey* hi, Emit&& emit) {
     fe = frozen_->map.end();
   }
   const leaf* l = at(leaf_for(from));
-  // The first leaf: its header's first line (the stamp, which names the
-  // current metadata copy, and the slot block's address), then that copy's
-  // lines and every slot line at once. The search below probes about eight
-  // slots one after another, and the scan reads most of the rest (a leaf's
-  // records are in key order in its order array, not on its lines). The
-  // other copy's five lines are not asked for.
-  __builtin_prefetch(l);
+  // The first leaf: its header's first line is read at once (the stamp,
+  // which names the current metadata copy, and the slot block's address),
+  // then that copy's lines and every slot line are asked for together. The
+  // search below probes about eight slots one after another, and the scan
+  // reads most of the rest (a leaf's records are in key order in its order
+  // array, not on its lines). The other copy's five lines are not asked for.
   const meta* m = &cur(l);
   common::prefetch_lines(m, sizeof(meta));
   common::prefetch_lines(slots(l), nslots_ * sizeof(entry));
